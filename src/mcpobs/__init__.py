@@ -1,0 +1,60 @@
+"""OpenTelemetry for MCP servers and clients built on the MCP Python SDK.
+
+One call instruments every server and client the process builds afterwards::
+
+    import mcpobs
+
+    mcpobs.instrument()
+
+Each inbound request then gets one SERVER span named by the MCP semantic conventions, an
+outcome (`mcpobs.semconv.Outcome`) that tells the caller's mistakes from tool failures and
+bugs, and the `mcp.server.operation.duration` and `mcpobs.server.requests` metrics. Every
+name is in `mcpobs.semconv`, pinned to `mcpobs.semconv.CONVENTION_VERSION`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpobs import semconv
+from mcpobs._config import ConfigurationError
+from mcpobs._instrumentor import MCPInstrumentor
+from mcpobs._version import __version__
+
+__all__ = [
+    "ConfigurationError",
+    "MCPInstrumentor",
+    "__version__",
+    "instrument",
+    "semconv",
+    "uninstrument",
+]
+
+
+def instrument(**options: Any) -> None:
+    """Instrument the MCP SDK in this process; calling it again changes nothing.
+
+    Options (all optional):
+
+    - ``tracer_provider``, ``meter_provider``: where spans and metrics go; the global
+      providers when omitted.
+    - ``max_attribute_length`` (4096): no string attribute is longer.
+    - ``max_progress_spans`` (200): progress spans per operation before the cap.
+    - ``capture_content`` (False, or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``):
+      record tool arguments and results.
+    - ``max_content_length`` (16384), ``redact`` (a function): bound and filter captured content.
+
+    A bad option raises `ConfigurationError` saying how to fix it. Servers built before this
+    call keep the SDK's own middleware: call it before building servers.
+    """
+    instrumentor = MCPInstrumentor()
+    if instrumentor.is_instrumented_by_opentelemetry:
+        return
+    instrumentor.instrument(**options)
+
+
+def uninstrument() -> None:
+    """Undo `instrument()`: unwrap every seam and give servers back the SDK's own middleware."""
+    instrumentor = MCPInstrumentor()
+    if instrumentor.is_instrumented_by_opentelemetry:
+        instrumentor.uninstrument()

@@ -1,0 +1,84 @@
+"""The options `instrument()` takes, checked once so a bad value fails with a clear message."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcpobs import semconv
+
+_CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_CAPTURE_ON = frozenset({"true", "span_only", "span_and_event"})
+_CAPTURE_OFF = frozenset({"", "false", "no_content", "event_only"})
+
+Redactor = Callable[[Any], Any]
+
+
+class ConfigurationError(ValueError):
+    """An `instrument()` option has a value mcpobs cannot use; the message says how to fix it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    max_attribute_length: int = semconv.DEFAULT_MAX_ATTRIBUTE_LENGTH
+    max_progress_spans: int = semconv.DEFAULT_MAX_PROGRESS_SPANS
+    capture_content: bool = False
+    max_content_length: int = semconv.DEFAULT_MAX_CONTENT_LENGTH
+    redact: Redactor | None = None
+    record_user: bool = False
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"instrument({name}={value!r}): expected a whole number of at least 1.")
+    return value
+
+
+def _capture_from_env(environ: Mapping[str, str]) -> bool:
+    raw = environ.get(_CAPTURE_ENV, "").strip().lower()
+    if raw in _CAPTURE_ON:
+        return True
+    if raw not in _CAPTURE_OFF:
+        raise ConfigurationError(
+            f"{_CAPTURE_ENV}={raw!r} is not understood: use 'true' (or SPAN_ONLY, SPAN_AND_EVENT) to "
+            "record tool arguments and results, or 'false' (the default) to keep them out."
+        )
+    return False
+
+
+def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Settings:
+    """Build `Settings` from `instrument()` keyword arguments, then the environment."""
+    environ = os.environ if environ is None else environ
+    known = set(Settings.__slots__) | {"tracer_provider", "meter_provider"}
+    unknown = sorted(set(kwargs) - known)
+    if unknown:
+        raise ConfigurationError(
+            f"instrument() got unknown option(s) {', '.join(unknown)}; the options are: {', '.join(sorted(known))}."
+        )
+    capture = kwargs.get("capture_content")
+    if capture is None:
+        capture = _capture_from_env(environ)
+    elif not isinstance(capture, bool):
+        raise ConfigurationError(f"instrument(capture_content={capture!r}): expected True or False.")
+    redact = kwargs.get("redact")
+    if redact is not None and not callable(redact):
+        raise ConfigurationError(
+            f"instrument(redact={redact!r}): expected a function that takes the arguments or result and "
+            "returns what may be recorded."
+        )
+    return Settings(
+        max_attribute_length=_positive_int(
+            "max_attribute_length", kwargs.get("max_attribute_length", semconv.DEFAULT_MAX_ATTRIBUTE_LENGTH)
+        ),
+        max_progress_spans=_positive_int(
+            "max_progress_spans", kwargs.get("max_progress_spans", semconv.DEFAULT_MAX_PROGRESS_SPANS)
+        ),
+        capture_content=capture,
+        max_content_length=_positive_int(
+            "max_content_length", kwargs.get("max_content_length", semconv.DEFAULT_MAX_CONTENT_LENGTH)
+        ),
+        redact=redact,
+        record_user=bool(kwargs.get("record_user", False)),
+    )

@@ -1,0 +1,81 @@
+"""Bounded names: only what a server registers may reach a span name or a metric label.
+
+A caller can send any tool name, method or protocol version; each of those becomes
+`semconv.OTHER` unless the server knows it. For an `MCPServer` the tool and prompt
+managers answer; a lowlevel `Server` has no registry, so its names are learned (up to a
+bound) from its own tools/list and prompts/list results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcp_types import methods as _methods
+from mcp_types import version as _version
+
+from mcpobs import semconv
+
+_SPEC_METHODS = frozenset(_methods.SPEC_CLIENT_METHODS) | frozenset(_methods.SPEC_CLIENT_NOTIFICATION_METHODS)
+_KNOWN_VERSIONS = frozenset(_version.KNOWN_PROTOCOL_VERSIONS)
+
+Lookup = Callable[[str], object]
+
+
+def bounded_version(version: object) -> str:
+    return version if isinstance(version, str) and version in _KNOWN_VERSIONS else semconv.OTHER
+
+
+class ServerNames:
+    """The names one server registers. Lookups are live, so a tool added later counts."""
+
+    __slots__ = ("_learned_prompts", "_learned_tools", "_server", "prompt_lookup", "tool_lookup")
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+        self.tool_lookup: Lookup | None = None
+        self.prompt_lookup: Lookup | None = None
+        self._learned_tools: set[str] = set()
+        self._learned_prompts: set[str] = set()
+
+    def method(self, method: object) -> str:
+        if not isinstance(method, str):
+            return semconv.OTHER
+        if method in _SPEC_METHODS:
+            return method
+        server = self._server
+        if server.get_request_handler(method) is not None or server.get_notification_handler(method) is not None:
+            return method
+        return semconv.OTHER
+
+    def tool(self, name: object) -> str:
+        if not isinstance(name, str):
+            return semconv.OTHER
+        if self.tool_lookup is not None:
+            return name if self.tool_lookup(name) is not None else semconv.OTHER
+        return name if name in self._learned_tools else semconv.OTHER
+
+    def prompt(self, name: object) -> str:
+        if not isinstance(name, str):
+            return semconv.OTHER
+        if self.prompt_lookup is not None:
+            return name if self.prompt_lookup(name) is not None else semconv.OTHER
+        return name if name in self._learned_prompts else semconv.OTHER
+
+    def learn(self, method: str, result: object) -> None:
+        """Remember the names a lowlevel server lists, so its spans can use them."""
+        if method == "tools/list" and self.tool_lookup is None:
+            _learn(self._learned_tools, result, "tools")
+        elif method == "prompts/list" and self.prompt_lookup is None:
+            _learn(self._learned_prompts, result, "prompts")
+
+
+def _learn(names: set[str], result: object, key: str) -> None:
+    if not isinstance(result, Mapping):
+        return
+    for item in result.get(key) or ():
+        if len(names) >= semconv.MAX_LEARNED_NAMES:
+            return
+        name = item.get("name") if isinstance(item, Mapping) else None
+        if isinstance(name, str):
+            names.add(name)

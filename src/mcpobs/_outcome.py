@@ -1,0 +1,102 @@
+"""Classify how a request ended, once, in one place.
+
+The span status, `error.type`, the metrics and the failure boundary are all written from
+the one `Classification` this module returns. The SDK turns unknown tools, bad arguments,
+deliberate tool errors and crashes alike into `isError` results; the tool hook
+(`_server.tool_call_hook`) records which it was before the SDK flattens it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import anyio
+from mcp.shared.exceptions import MCPError
+from mcp_types.methods import is_input_required
+from pydantic import ValidationError
+
+from mcpobs import semconv
+from mcpobs.semconv import Boundary, Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    outcome: Outcome
+    boundary: Boundary | None = None
+    error_type: str | None = None
+    rpc_code: int | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.outcome in semconv.ERROR_OUTCOMES
+
+
+OK = Classification(Outcome.OK)
+CANCELLED = Classification(Outcome.CANCELLED)
+PENDING_INPUT = Classification(Outcome.PENDING_INPUT)
+TOOL_ERROR = Classification(Outcome.TOOL_ERROR, Boundary.HANDLER, semconv.TOOL_ERROR)
+UNKNOWN_TOOL = Classification(Outcome.CLIENT_ERROR, Boundary.DISCOVERY)
+BAD_ARGUMENTS = Classification(Outcome.CLIENT_ERROR, Boundary.ARGUMENTS)
+
+
+def crash(exc: BaseException) -> Classification:
+    return Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, type(exc).__qualname__)
+
+
+def _caller_mistake(code: int, method: str, initialized: bool) -> Boundary:
+    if code == -32601 or code == semconv.MISSING_CLIENT_CAPABILITY:
+        return Boundary.CAPABILITY
+    if code == semconv.UNSUPPORTED_PROTOCOL_VERSION:
+        return Boundary.VERSION
+    if code in (-32700, -32600, semconv.HEADER_MISMATCH):
+        return Boundary.TRANSPORT
+    if not initialized:
+        return Boundary.HANDSHAKE
+    if code == -32002 or (code == -32602 and method == "resources/read"):
+        return Boundary.DISCOVERY
+    return Boundary.ARGUMENTS
+
+
+def is_cancellation(exc: BaseException) -> bool:
+    try:
+        return isinstance(exc, anyio.get_cancelled_exc_class())
+    except Exception:  # no async backend running
+        return False
+
+
+def from_exception(exc: BaseException, method: str, initialized: bool, known_target: bool) -> Classification:
+    """A request whose handler chain raised."""
+    if is_cancellation(exc):
+        return CANCELLED
+    if isinstance(exc, MCPError):
+        code = exc.error.code
+        if code in semconv.CALLER_MISTAKE_CODES or code in (
+            semconv.HEADER_MISMATCH,
+            semconv.MISSING_CLIENT_CAPABILITY,
+            semconv.UNSUPPORTED_PROTOCOL_VERSION,
+        ):
+            return Classification(Outcome.CLIENT_ERROR, _caller_mistake(code, method, initialized), None, code)
+        return Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, str(code), code)
+    if isinstance(exc, ValidationError):  # malformed params, answered with -32602
+        return Classification(Outcome.CLIENT_ERROR, Boundary.ARGUMENTS, None, -32602)
+    if method == "prompts/get" and not known_target:  # MCPServer raises ValueError("Unknown prompt")
+        return Classification(Outcome.CLIENT_ERROR, Boundary.DISCOVERY)
+    return crash(exc)
+
+
+def from_result(result: object, method: str, tool_failure: Classification | None) -> Classification:
+    """A request whose handler chain returned."""
+    if is_input_required(result):
+        return PENDING_INPUT
+    if tool_failure is not None:
+        return tool_failure
+    if method == "tools/call" and _is_error_result(result):
+        return TOOL_ERROR
+    return OK
+
+
+def _is_error_result(result: object) -> bool:
+    if isinstance(result, Mapping):
+        return result.get("isError") is True
+    return getattr(result, "is_error", False) is True

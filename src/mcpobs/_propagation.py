@@ -1,0 +1,45 @@
+"""W3C trace context in a request's `_meta`, read defensively.
+
+`_meta` is caller-controlled: a malformed or hostile carrier yields no parent (the span
+then nests under whatever is current), never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import propagate
+from opentelemetry.context import Context
+from opentelemetry.propagators.textmap import Getter
+from opentelemetry.trace import get_current_span
+
+_TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+
+
+class _MetaGetter(Getter[Mapping[str, Any]]):
+    def get(self, carrier: Mapping[str, Any], key: str) -> list[str] | None:
+        value = carrier.get(key)
+        return [value] if isinstance(value, str) else None
+
+    def keys(self, carrier: Mapping[str, Any]) -> list[str]:
+        return [k for k in _TRACE_KEYS if k in carrier]
+
+
+_getter = _MetaGetter()
+
+
+def extract(meta: object) -> Context | None:
+    """The context a request's `_meta` carries, or None when it carries no valid one."""
+    if not isinstance(meta, Mapping) or "traceparent" not in meta:
+        return None
+    try:
+        ctx = propagate.extract(meta, getter=_getter)
+    except Exception:
+        return None
+    return ctx if get_current_span(ctx).get_span_context().is_valid else None
+
+
+def inject(meta: dict[str, Any], context: Context | None = None) -> None:
+    """Write the current (or given) trace context into a `_meta` dict."""
+    propagate.inject(meta, context=context)

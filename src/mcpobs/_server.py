@@ -1,0 +1,241 @@
+"""The server side: one SERVER span and one classification per inbound message.
+
+`ServerMiddleware` takes the place of the SDK's built-in `OpenTelemetryMiddleware` at the
+outermost position of each server's chain, so it sees every inbound request and
+notification, including the ones the SDK refuses before any handler runs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Link, SpanKind, StatusCode
+
+from mcpobs import _outcome, _propagation, _state
+from mcpobs import semconv as S
+from mcpobs._guard import guarded, report
+from mcpobs._names import ServerNames, bounded_version
+from mcpobs._outcome import Classification
+from mcpobs._telemetry import Telemetry
+
+_TARGETED = {"tools/call": S.GEN_AI_TOOL_NAME, "prompts/get": S.GEN_AI_PROMPT_NAME}
+_URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
+
+
+class _Call:
+    """One request in flight: what `_finish` needs from `_start`."""
+
+    __slots__ = ("labels", "method", "names_target", "otel_token", "span", "start", "state", "state_token")
+
+    def __init__(self) -> None:
+        self.otel_token: object = None
+        self.state_token: object = None
+
+
+class ServerMiddleware:
+    """A `ServerMiddleware` for one server: spans, outcome and metrics for each message."""
+
+    def __init__(self, telemetry: Telemetry, server: Any) -> None:
+        self.telemetry = telemetry
+        self.names = ServerNames(server)
+        self._server_attrs = {
+            S.SERVER_NAME: telemetry.bound(getattr(server, "name", "") or ""),
+            S.SERVER_VERSION: telemetry.bound(getattr(server, "version", "") or ""),
+        }
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        call = self._start(ctx)
+        if call is None:
+            return await call_next(ctx)
+        try:
+            result = await call_next(ctx)
+        except BaseException as exc:
+            self._leave(call)
+            self._finish(call, ctx, None, exc)
+            raise
+        self._leave(call)
+        self._finish(call, ctx, result, None)
+        return result
+
+    # -- before -----------------------------------------------------------------------------
+
+    def _start(self, ctx: Any) -> _Call | None:
+        try:
+            return self._open(ctx)
+        except Exception as exc:
+            report("server span start", exc)
+            return None
+
+    def _open(self, ctx: Any) -> _Call:
+        tel = self.telemetry
+        names = self.names
+        raw_method = ctx.method
+        method = names.method(raw_method)
+        params = ctx.params
+        attrs: dict[str, Any] = {
+            S.MCP_METHOD_NAME: method,
+            S.MCP_PROTOCOL_VERSION: bounded_version(ctx.protocol_version),
+            **self._server_attrs,
+        }
+        labels: dict[str, Any] = {S.MCP_METHOD_NAME: method}
+        target = None
+        target_attr = _TARGETED.get(method)
+        if ctx.request_id is not None:
+            attrs[S.JSONRPC_REQUEST_ID] = tel.bound(ctx.request_id)
+        if target_attr is not None:
+            raw = params.get("name") if params else None
+            known = names.tool(raw) if target_attr == S.GEN_AI_TOOL_NAME else names.prompt(raw)
+            if known != S.OTHER:
+                target = known
+            if raw is not None:
+                attrs[target_attr] = tel.bound(raw)  # the raw name on the span helps find a mangled name
+            labels[target_attr] = known
+            if method == "tools/call":
+                attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
+        elif method in _URI_METHODS and params:
+            uri = params.get("uri")
+            if uri is not None:
+                attrs[S.MCP_RESOURCE_URI] = tel.bound(uri)
+        transport = _transport_of(ctx)
+        if transport is not None:
+            attrs[S.NETWORK_TRANSPORT] = transport
+            if transport == "tcp":
+                attrs[S.NETWORK_PROTOCOL_NAME] = "http"
+            labels[S.NETWORK_TRANSPORT] = transport
+        labels[S.MCP_PROTOCOL_VERSION] = attrs[S.MCP_PROTOCOL_VERSION]
+
+        parent = _propagation.extract(ctx.meta)
+        links = None
+        if parent is not None:
+            ambient = trace.get_current_span().get_span_context()
+            if ambient.is_valid:  # e.g. an HTTP server span: link it, as the conventions ask
+                links = [Link(ambient)]
+        span = tel.tracer.start_span(
+            S.span_name(method, target), context=parent, kind=SpanKind.SERVER, attributes=attrs, links=links
+        )
+        call = _Call()
+        call.method = method
+        call.names_target = target
+        call.labels = labels
+        call.span = span
+        call.state = _state.RequestState(method, target, span)
+        call.otel_token = otel_context.attach(trace.set_span_in_context(span))
+        call.state_token = _state.enter(call.state)
+        call.start = time.perf_counter()
+        return call
+
+    # -- after ------------------------------------------------------------------------------
+
+    def _leave(self, call: _Call) -> None:
+        with guarded("server context detach"):
+            _state.leave(call.state_token)  # type: ignore[arg-type]
+            otel_context.detach(call.otel_token)  # type: ignore[arg-type]
+
+    def _finish(self, call: _Call, ctx: Any, result: Any, exc: BaseException | None) -> None:
+        try:
+            elapsed = time.perf_counter() - call.start
+            if exc is None:
+                self.names.learn(call.method, result)
+                cls = _outcome.from_result(result, call.method, call.state.tool_failure)
+            else:
+                cls = _outcome.from_exception(exc, call.method, _initialized(ctx), call.names_target is not None)
+            self._end_span(call, cls, exc)
+            self._record(call, cls, elapsed)
+        except Exception as err:
+            report("server span end", err)
+            with guarded("server span end (fallback)"):
+                call.span.end()
+
+    def _end_span(self, call: _Call, cls: Classification, exc: BaseException | None) -> None:
+        span = call.span
+        if span.is_recording():
+            attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
+            if cls.boundary is not None:
+                attrs[S.FAILURE_BOUNDARY] = cls.boundary.value
+            if cls.error_type is not None and cls.is_error:
+                attrs[S.ERROR_TYPE] = cls.error_type
+            if cls.rpc_code is not None:
+                attrs[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+            if call.state.progress_dropped:
+                attrs[S.PROGRESS_DROPPED] = call.state.progress_dropped
+            span.set_attributes(attrs)
+            if cls.is_error:
+                cause = call.state.exception or exc
+                if cls.outcome is S.Outcome.SERVER_ERROR and cause is not None:
+                    span.record_exception(cause)
+                span.set_status(StatusCode.ERROR, cls.error_type)
+        span.end()
+
+    def _record(self, call: _Call, cls: Classification, elapsed: float) -> None:
+        tel = self.telemetry
+        labels = dict(call.labels)
+        labels[S.OUTCOME] = cls.outcome.value
+        if cls.is_error and cls.error_type is not None:
+            labels[S.ERROR_TYPE] = cls.error_type
+        if cls.rpc_code is not None:
+            labels[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+        if cls.outcome in S.LATENCY_OUTCOMES:
+            tel.server_duration.record(elapsed, labels)
+        counted = {k: labels[k] for k in _COUNTER_LABELS if k in labels}
+        if cls.boundary is not None:
+            counted[S.FAILURE_BOUNDARY] = cls.boundary.value
+        tel.server_requests.add(1, counted)
+
+
+_COUNTER_LABELS = tuple(a for a in S.SERVER_REQUESTS.attributes if a != S.FAILURE_BOUNDARY)
+
+
+def _transport_of(ctx: Any) -> str | None:
+    if ctx.request is not None:
+        return "tcp"
+    return _state.transport()
+
+
+def _initialized(ctx: Any) -> bool:
+    connection = getattr(ctx.session, "_connection", None)
+    return bool(getattr(connection, "initialize_accepted", True))
+
+
+# -- the tool seam ---------------------------------------------------------------------------
+
+
+async def tool_call_hook(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """Wraps `ToolManager.call_tool`: records why a call failed before the SDK flattens it.
+
+    Only the outermost call of a request is classified; a tool that calls another tool and
+    handles its failure is not a failure.
+    """
+    state = _state.current()
+    if state is None or state.tool_depth:
+        return await wrapped(*args, **kwargs)
+    state.tool_depth += 1
+    try:
+        return await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        with guarded("tool classification"):
+            state.tool_failure, state.exception = _classify_tool_exception(exc, instance, args, kwargs)
+        raise
+    finally:
+        state.tool_depth -= 1
+
+
+def _classify_tool_exception(
+    exc: BaseException, manager: Any, args: Any, kwargs: Any
+) -> tuple[Classification | None, BaseException | None]:
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import ValidationError
+
+    if isinstance(exc, UnexpectedToolError):
+        cause = exc.__cause__ or exc
+        return _outcome.crash(cause), cause
+    if isinstance(exc, ToolError):
+        name = args[0] if args else kwargs.get("name")
+        if exc.__cause__ is None and manager.get_tool(name) is None:
+            return _outcome.UNKNOWN_TOOL, None
+        if isinstance(exc.__cause__, ValidationError):
+            return _outcome.BAD_ARGUMENTS, None
+        return _outcome.TOOL_ERROR, None
+    return None, None  # MCPError and cancellation: the middleware sees them raised
