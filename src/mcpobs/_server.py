@@ -19,6 +19,7 @@ from mcpobs import semconv as S
 from mcpobs._guard import guarded, report
 from mcpobs._names import ServerNames, bounded_version
 from mcpobs._outcome import Classification
+from mcpobs._patches import Patch
 from mcpobs._telemetry import Telemetry
 
 _TARGETED = {"tools/call": S.GEN_AI_TOOL_NAME, "prompts/get": S.GEN_AI_PROMPT_NAME}
@@ -239,3 +240,55 @@ def _classify_tool_exception(
             return _outcome.BAD_ARGUMENTS, None
         return _outcome.TOOL_ERROR, None
     return None, None  # MCPError and cancellation: the middleware sees them raised
+
+
+# -- the patches -----------------------------------------------------------------------------
+
+_LOWLEVEL = "mcp.server.lowlevel.server"
+_MCPSERVER = "mcp.server.mcpserver.server"
+_TOOLS = "mcp.server.mcpserver.tools.tool_manager"
+
+
+def patches(telemetry: Telemetry, servers: Any) -> list[Patch]:
+    """The server-side seams; `servers` (a WeakSet) collects servers to restore on uninstrument."""
+
+    def server_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
+        wrapped(*args, **kwargs)
+        with guarded("server setup"):
+            install(instance, telemetry)
+            servers.add(instance)
+
+    def mcpserver_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
+        wrapped(*args, **kwargs)
+        with guarded("MCPServer setup"):
+            for middleware in instance._lowlevel_server.middleware:
+                if isinstance(middleware, ServerMiddleware):
+                    middleware.names.tool_lookup = instance._tool_manager.get_tool
+                    middleware.names.prompt_lookup = instance._prompt_manager.get_prompt
+
+    async def run_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        token = _state.set_transport("pipe")
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            _state.reset_transport(token)
+
+    return [
+        Patch(_LOWLEVEL, "Server.__init__", server_init),
+        Patch(_MCPSERVER, "MCPServer.__init__", mcpserver_init),
+        Patch(_MCPSERVER, "MCPServer.run_stdio_async", run_stdio),
+        Patch(_TOOLS, "ToolManager.call_tool", tool_call_hook),
+    ]
+
+
+def install(server: Any, telemetry: Telemetry) -> None:
+    """Put mcpobs's middleware where the SDK's own span middleware was: outermost."""
+    from mcp.server._otel import OpenTelemetryMiddleware
+
+    chain = server.middleware
+    ours = ServerMiddleware(telemetry, server)
+    for i, middleware in enumerate(chain):
+        if isinstance(middleware, OpenTelemetryMiddleware | ServerMiddleware):
+            chain[i] = ours
+            return
+    chain.insert(0, ours)

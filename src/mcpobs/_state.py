@@ -21,6 +21,7 @@ class RequestState:
 
     __slots__ = (
         "exception",
+        "extra",
         "method",
         "progress_dropped",
         "progress_spans",
@@ -28,7 +29,6 @@ class RequestState:
         "tool",
         "tool_depth",
         "tool_failure",
-        "extra",
     )
 
     def __init__(self, method: str, tool: str | None, span: Span) -> None:

@@ -37,9 +37,7 @@ __all__ = [
 
 CONVENTION_NAME: Final = "OpenTelemetry semantic conventions for MCP"
 CONVENTION_VERSION: Final = "semantic-conventions-genai v0.1.0"
-CONVENTION_SOURCE: Final = (
-    "https://github.com/open-telemetry/semantic-conventions-genai/blob/v0.1.0/docs/gen-ai/mcp.md"
-)
+CONVENTION_SOURCE: Final = "https://github.com/open-telemetry/semantic-conventions-genai/blob/v0.1.0/docs/gen-ai/mcp.md"
 CONVENTION_STATUS: Final = "development"
 # The GenAI repository publishes no schema URL yet; v0.1.0 is built on core conventions
 # v1.45.0, so the tracer and meter carry that schema.
@@ -177,9 +175,7 @@ CANCEL_REASON: Final = _attr("mcpobs.cancel.reason", "The peer's reason for canc
 MRTR_ROUND: Final = _attr(
     "mcpobs.mrtr.round", "Round of a multi-round-trip request: 1 first, 2 first retry, ...", _M, _REQ
 )
-MRTR_INPUT_METHODS: Final = _attr(
-    "mcpobs.mrtr.input_methods", "Methods a pending round asks the client for.", _M, _REQ
-)
+MRTR_INPUT_METHODS: Final = _attr("mcpobs.mrtr.input_methods", "Methods a pending round asks the client for.", _M, _REQ)
 PROGRESS_VALUE: Final = _attr("mcpobs.progress.value", "Progress so far.", _M, "progress spans")
 PROGRESS_TOTAL: Final = _attr("mcpobs.progress.total", "Total, when known.", _M, "progress spans")
 PROGRESS_PERCENTAGE: Final = _attr("mcpobs.progress.percentage", "value / total * 100.", _M, "progress spans")
@@ -201,7 +197,10 @@ TOOL_SCHEMA_FINGERPRINT: Final = _attr(
     "mcpobs.tool.schema_fingerprint", "Hash of the tool's canonical input and output schemas.", _M, _REQ
 )
 TOOL_CONTRACT_FINGERPRINT: Final = _attr(
-    "mcpobs.tool.contract_fingerprint", "Schema fingerprint plus name, title, description, annotations.", _M, _REQ
+    "mcpobs.tool.contract_fingerprint",
+    "Schema fingerprint plus name, title, description, annotations.",
+    _M,
+    _REQ,
 )
 TOOL_SCHEMA_STALE: Final = _attr(
     "mcpobs.tool.schema_stale", "The client called with a schema other than the one served now.", _M, _REQ

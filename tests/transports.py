@@ -1,0 +1,81 @@
+"""Serve a real server over Streamable HTTP on loopback, or over stdio in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from mcp.client.stdio import StdioServerParameters
+
+HERE = Path(__file__).parent
+
+
+@contextmanager
+def serve_http(app: Any) -> Iterator[str]:
+    """Run an ASGI app with uvicorn on a free loopback port; yield its base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def stdio_params(spans_file: Path, *args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    """Launch tests/stdio_server.py, which writes its finished spans to `spans_file`."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=[str(HERE / "stdio_server.py"), str(spans_file), *args],
+        env={**os.environ, **(env or {})},
+    )
+
+
+def read_spans(spans_file: Path) -> list[dict[str, Any]]:
+    """Spans the stdio server wrote, one JSON object per line."""
+    if not spans_file.exists():
+        return []
+    return [json.loads(line) for line in spans_file.read_text().splitlines() if line.strip()]
+
+
+async def send_raw(client: Any, method: str, params: dict[str, Any] | None) -> Any:
+    """Send a request the SDK's typed client never would (an unknown method, malformed params)."""
+    data: dict[str, Any] = {"method": method, "params": dict(params or {})}
+    opts: dict[str, Any] = {}
+    client.session._stamp(data, opts)
+    return await client.session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
+
+
+@contextmanager
+def nothing() -> Iterator[None]:
+    yield None
+
+
+def client_for(transport: str, server: Any, base_url: str | None = None) -> Any:
+    """A `Client` for one of the in-process transports: auto, legacy or http."""
+    from mcp import Client
+
+    if transport == "http":
+        assert base_url is not None
+        return Client(base_url + "/mcp")
+    return Client(server, mode=transport)
