@@ -1,0 +1,13 @@
+# Sourced by the scripts: create .venv if needed and install the package with its dev extras.
+# Re-installs only when pyproject.toml changed since the last install.
+VENV=${MCPOBS_VENV:-.venv}
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+fi
+PY="$VENV/bin/python"
+stamp="$VENV/.mcpobs-installed"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  "$PY" -m pip install -q --upgrade pip >/dev/null
+  "$PY" -m pip install -q -e ".[dev]"
+  touch "$stamp"
+fi

@@ -1,0 +1,221 @@
+"""`python -m mcpobs demo`: the shop of the seeds, instrumented, driven through every outcome.
+
+With no backend configured the traces are printed as trees and the metrics as a summary;
+with ``OTEL_EXPORTER_OTLP_ENDPOINT`` set, everything goes to that endpoint instead.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated, Any, TextIO
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit, Resolve
+from pydantic import BaseModel
+
+from mcpobs import semconv as S
+
+ORDERS = {"O-1873": "delivered", "O-2001": "shipped"}
+_KEY_ATTRIBUTES = (
+    S.GEN_AI_TOOL_NAME,
+    S.FAILURE_BOUNDARY,
+    S.ERROR_TYPE,
+    S.RPC_RESPONSE_STATUS_CODE,
+    S.MRTR_ROUND,
+    S.MRTR_INPUT_METHODS,
+    S.PROGRESS_VALUE,
+    S.PROGRESS_TOTAL,
+    S.PROGRESS_MESSAGE,
+    S.PROGRESS_DROPPED,
+    S.SUBSCRIPTION_EVENT,
+    S.CANCEL_REASON,
+)
+
+
+class Confirm(BaseModel):
+    ok: bool
+
+
+async def ask_to_confirm() -> Elicit[Confirm]:
+    return Elicit("Issue this refund?", Confirm)
+
+
+def build_shop() -> MCPServer:
+    """The shop's server: orders, refunds, stock, a slow export and a confirmation."""
+    shop = MCPServer("shop", version="1.0.0")
+
+    @shop.tool()
+    def get_order_status(order_id: str) -> str:
+        """One order's status."""
+        if order_id not in ORDERS:
+            raise ToolError(f"Unknown order {order_id}: call find_orders first.")
+        return ORDERS[order_id]
+
+    @shop.tool()
+    def check_stock(sku: str) -> int:
+        """Units on hand; the warehouse API has a bug for one SKU."""
+        if sku == "KG-0000":
+            raise KeyError("warehouse index")
+        return 12
+
+    @shop.tool()
+    async def issue_refund(order_id: str, confirm: Annotated[Confirm, Resolve(ask_to_confirm)]) -> str:
+        """Refund an order after the user confirms."""
+        return f"refunded {order_id}" if confirm.ok else "refund cancelled by the user"
+
+    @shop.tool()
+    async def slow_export(ctx: Context, rows: int = 5) -> str:
+        """A long export that reports progress."""
+        for i in range(rows):
+            await anyio.sleep(0.02)
+            await ctx.report_progress(i + 1, rows, f"exported {i + 1}/{rows}")
+        return f"exported {rows} rows"
+
+    @shop.tool()
+    async def reindex_catalog() -> str:
+        """Slow enough that an impatient client gives up."""
+        await anyio.sleep(5)
+        return "reindexed"
+
+    return shop
+
+
+@contextmanager
+def _serve(app: Any) -> Iterator[str]:
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+async def _drive(url: str, shop: Any, out: TextIO) -> None:
+    import mcp_types as types
+    from mcp import Client
+    from mcp.server.subscriptions import ToolsListChanged
+
+    async def confirm(ctx: Any, params: Any) -> Any:
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async with Client(url, elicitation_callback=confirm) as client:
+        steps: list[tuple[str, Any]] = [
+            ("ok", client.call_tool("get_order_status", {"order_id": "O-1873"})),
+            ("tool error", client.call_tool("get_order_status", {"order_id": "O-7144"})),
+            ("crash", client.call_tool("check_stock", {"sku": "KG-0000"})),
+            ("unknown tool", client.call_tool("shop__get_order_status", {})),
+            ("bad arguments", client.call_tool("slow_export", {"rows": "many"})),
+            ("pending input", client.call_tool("issue_refund", {"order_id": "O-2001"})),
+            ("progress", client.call_tool("slow_export", {"rows": 5})),
+        ]
+        for label, step in steps:
+            result = await step
+            out.write(f"  {label:14} -> {'error' if result.is_error else 'result'}\n")
+        with anyio.move_on_after(0.3):
+            await client.call_tool("reindex_catalog", {})
+        out.write(f"  {'cancelled':14} -> the client gave up after 0.3 s\n")
+        async with client.listen(tools_list_changed=True) as events:
+            await shop._subscriptions.publish(ToolsListChanged())
+            with anyio.move_on_after(2):
+                event = await anext(events)
+                out.write(f"  {'subscription':14} -> {type(event).__name__}\n")
+
+
+def _tree(spans: Sequence[Any], out: TextIO) -> None:
+    by_parent: dict[int | None, list[Any]] = defaultdict(list)
+    ids = {s.context.span_id for s in spans}
+    for s in spans:
+        parent = s.parent.span_id if s.parent and s.parent.span_id in ids else None
+        by_parent[parent].append(s)
+
+    def show(span: Any, depth: int) -> None:
+        a = span.attributes or {}
+        ms = (span.end_time - span.start_time) / 1e6
+        extras = " ".join(f"{k.split('.')[-1]}={a[k]}" for k in _KEY_ATTRIBUTES if k in a)
+        outcome = a.get(S.OUTCOME, "")
+        out.write(f"{'  ' * depth}{span.name:<34} {span.kind.name:<8} {ms:8.1f} ms  {outcome:<13} {extras}\n")
+        for child in sorted(by_parent.get(span.context.span_id, []), key=lambda c: c.start_time):
+            show(child, depth + 1)
+
+    for root in sorted(by_parent[None], key=lambda r: r.start_time):
+        show(root, 1)
+
+
+def _summary(reader: Any, out: TextIO) -> None:
+    data = reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name not in (S.SERVER_REQUESTS.name, S.SERVER_OPERATION_DURATION.name):
+                    continue
+                out.write(f"  {metric.name}\n")
+                for p in sorted(metric.data.data_points, key=lambda p: sorted(p.attributes.items())):
+                    a = p.attributes
+                    what = f"{a.get(S.MCP_METHOD_NAME)} {a.get(S.GEN_AI_TOOL_NAME, '')}".strip()
+                    label = f"{what:<30} {a.get(S.OUTCOME, ''):<13} {a.get(S.FAILURE_BOUNDARY, '')}"
+                    if hasattr(p, "count"):
+                        out.write(f"    {label:<60} n={p.count} mean={p.sum / max(p.count, 1) * 1000:.1f} ms\n")
+                    else:
+                        out.write(f"    {label:<60} {p.value}\n")
+
+
+def run(out: TextIO) -> int:
+    """Run the demo; returns an exit status."""
+    import logging
+
+    import mcpobs
+
+    for noisy in ("mcp", "httpx", "httpx2"):  # the SDK and its HTTP client log every call they make
+        logging.getLogger(noisy).setLevel(logging.CRITICAL)
+    exporting = bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
+    captured = None
+    if exporting:
+        mcpobs.instrument()
+    else:
+        from mcpobs.testing import capture
+
+        captured = capture()
+    shop = build_shop()
+    out.write("Driving the shop through every outcome:\n")
+    with _serve(shop.streamable_http_app()) as url:
+        anyio.run(_drive, url, shop, out)
+    if captured is None:
+        from opentelemetry import metrics, trace
+
+        for provider in (trace.get_tracer_provider(), metrics.get_meter_provider()):
+            flush = getattr(provider, "force_flush", None)
+            if flush:
+                flush()
+        endpoint = os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"]
+        out.write(f"\nSent to {endpoint}. With scripts/stack: traces at http://127.0.0.1:16686 (service shop),\n")
+        out.write("metrics at http://127.0.0.1:9090 (try mcpobs_server_requests_total).\n")
+        return 0
+    out.write("\nTraces (name, kind, duration, mcpobs.outcome, key attributes):\n")
+    spans = captured.spans()
+    by_trace: dict[int, list[Any]] = defaultdict(list)
+    for s in spans:
+        by_trace[s.context.trace_id].append(s)
+    for trace_spans in sorted(by_trace.values(), key=lambda t: min(s.start_time for s in t)):
+        out.write("trace\n")
+        _tree(trace_spans, out)
+    out.write("\nMetrics:\n")
+    _summary(captured.reader, out)
+    mcpobs.uninstrument()
+    return 0

@@ -1,0 +1,64 @@
+"""Caller-controlled strings never make names or metric series unbounded."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from shop import create_server
+from transports import send_raw
+
+from mcpobs import semconv as S
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_ten_thousand_bogus_tools_and_methods_make_two_span_names(mcpobs_telemetry):
+    async with Client(create_server()) as client:
+        for i in range(5_000):
+            await client.call_tool(f"no_such_tool_{i}", {})
+            with pytest.raises(MCPError):
+                await send_raw(client, f"bogus/method_{i}", {})
+    names = {s.name for s in mcpobs_telemetry.spans()}
+    assert names - {"server/discover", "tools/list"} == {"tools/call", S.OTHER}
+    tool_labels = {p.attributes.get(S.GEN_AI_TOOL_NAME) for p in mcpobs_telemetry.points(S.SERVER_REQUESTS.name)}
+    assert tool_labels <= {None, S.OTHER}
+    method_labels = {p.attributes[S.MCP_METHOD_NAME] for p in mcpobs_telemetry.points(S.SERVER_REQUESTS.name)}
+    assert method_labels <= {"server/discover", "tools/call", "tools/list", S.OTHER}
+    assert len(mcpobs_telemetry.points(S.SERVER_OPERATION_DURATION.name)) <= 4
+
+
+async def test_attribute_values_are_cut_to_the_configured_bound(mcpobs_telemetry):
+    huge = "x" * 100_000
+    async with Client(create_server()) as client:
+        result = await client.call_tool(huge, {})
+    assert result.is_error
+    (span,) = [s for s in mcpobs_telemetry.spans() if s.name == "tools/call"]
+    assert len(span.attributes[S.GEN_AI_TOOL_NAME]) == S.DEFAULT_MAX_ATTRIBUTE_LENGTH
+    for s in mcpobs_telemetry.spans():
+        for value in s.attributes.values():
+            assert not isinstance(value, str) or len(value) <= S.DEFAULT_MAX_ATTRIBUTE_LENGTH
+
+
+async def test_the_bound_is_configurable():
+    import mcpobs
+    from mcpobs.testing import capture
+
+    telemetry = capture(max_attribute_length=16)
+    try:
+        async with Client(create_server()) as client:
+            await client.call_tool("a-very-long-unknown-tool-name", {})
+        (span,) = [s for s in telemetry.spans() if s.name == "tools/call"]
+        assert span.attributes[S.GEN_AI_TOOL_NAME] == "a-very-long-unkn"
+    finally:
+        mcpobs.uninstrument()
+
+
+async def test_non_string_names_and_versions_are_bounded(mcpobs_telemetry):
+    async with Client(create_server(), mode="legacy") as client:
+        with pytest.raises(MCPError):
+            await send_raw(client, "tools/call", {"name": {"nested": ["x"] * 100}, "arguments": {}})
+    (span,) = [s for s in mcpobs_telemetry.spans() if s.name == "tools/call"]
+    assert span.attributes[S.OUTCOME] == "client_error"
+    for point in mcpobs_telemetry.points(S.SERVER_REQUESTS.name):
+        assert point.attributes.get(S.GEN_AI_TOOL_NAME) in (None, S.OTHER)
