@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import anyio
+import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve
 from pydantic import BaseModel
 
 ORDERS = {"O-1873": "delivered", "O-2001": "shipped"}
@@ -12,6 +17,18 @@ ORDERS = {"O-1873": "delivered", "O-2001": "shipped"}
 class OrderStatus(BaseModel):
     order_id: str
     status: str
+
+
+class Approval(BaseModel):
+    approved: bool
+
+
+async def ask_approval(order_id: str) -> Elicit[Approval]:
+    return Elicit(f"Approve the refund for {order_id}?", Approval)
+
+
+async def ask_roots() -> ListRoots:
+    return ListRoots()
 
 
 def create_server(name: str = "shop", version: str = "1.0.0") -> MCPServer:
@@ -37,6 +54,35 @@ def create_server(name: str = "shop", version: str = "1.0.0") -> MCPServer:
         for i in range(rows):
             await ctx.report_progress(i + 1, rows, f"exported {i + 1}/{rows}")
         return "done"
+
+    @mcp.tool()
+    async def wait_for_stock(sku: str) -> str:
+        """Blocks until restocked (never, in tests): a call for clients to give up on."""
+        await anyio.sleep(60)
+        return f"{sku} in stock"
+
+    @mcp.tool()
+    async def approve_refund(
+        order_id: str,
+        approval: Annotated[Approval, Resolve(ask_approval)],
+        roots: Annotated[types.ListRootsResult, Resolve(ask_roots)],
+    ) -> str:
+        """Two questions in one round: approval (elicitation) and the client's roots."""
+        return f"refund for {order_id}: {'approved' if approval.approved else 'refused'}"
+
+    @mcp.tool()
+    async def confirm_cancel(ctx: Context, order_id: str) -> str | types.InputRequiredResult:
+        """Asks by hand, one question per round: three rounds, the state says which."""
+        schema = {"type": "object", "properties": {}}
+        if ctx.request_state is None:
+            ask = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=f"Cancel {order_id}?", requested_schema=schema)
+            )
+            return types.InputRequiredResult(input_requests={"sure": ask}, request_state="asked-once")
+        if ctx.request_state == "asked-once":
+            ask = types.ElicitRequest(params=types.ElicitRequestFormParams(message="Really?", requested_schema=schema))
+            return types.InputRequiredResult(input_requests={"really": ask}, request_state="asked-twice")
+        return f"{order_id} cancelled after {ctx.request_state}"
 
     @mcp.prompt()
     def refund_reply(customer: str) -> str:

@@ -14,7 +14,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, StatusCode
 
-from mcpobs import _outcome, _propagation, _state
+from mcpobs import _cancellation, _outcome, _propagation, _state
 from mcpobs import semconv as S
 from mcpobs._guard import guarded, report
 from mcpobs._names import ServerNames, bounded_version
@@ -143,6 +143,8 @@ class ServerMiddleware:
                 cls = _outcome.from_result(result, call.method, call.state.tool_failure)
             else:
                 cls = _outcome.from_exception(exc, call.method, _initialized(ctx), call.names_target is not None)
+                if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
+                    call.state.set_attribute(S.CANCEL_REASON, reason)
             self._end_span(call, cls, exc)
             self._record(call, cls, elapsed)
         except Exception as err:
@@ -162,6 +164,8 @@ class ServerMiddleware:
                 attrs[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
             if call.state.progress_dropped:
                 attrs[S.PROGRESS_DROPPED] = call.state.progress_dropped
+            if call.state.extra:
+                attrs.update(call.state.extra)
             span.set_attributes(attrs)
             if cls.is_error:
                 cause = call.state.exception or exc
@@ -178,7 +182,7 @@ class ServerMiddleware:
             labels[S.ERROR_TYPE] = cls.error_type
         if cls.rpc_code is not None:
             labels[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
-        if cls.outcome in S.LATENCY_OUTCOMES:
+        if cls.outcome in S.LATENCY_OUTCOMES and call.method not in S.STREAM_METHODS:
             tel.server_duration.record(elapsed, labels)
         counted = {k: labels[k] for k in _COUNTER_LABELS if k in labels}
         if cls.boundary is not None:

@@ -41,6 +41,13 @@ class RequestState:
         self.progress_spans = 0
         self.progress_dropped = 0
         self.extra: dict[str, Any] | None = None
+        """Attributes deeper hooks add to the request's span; the middleware writes them at its end."""
+
+    def set_attribute(self, name: str, value: Any) -> None:
+        """Add an attribute to this request's span when the middleware ends it."""
+        if self.extra is None:
+            self.extra = {}
+        self.extra[name] = value
 
 
 _current: ContextVar[RequestState | None] = ContextVar("mcpobs_request", default=None)

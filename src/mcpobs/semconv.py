@@ -82,6 +82,9 @@ class Boundary(StrEnum):
 LATENCY_OUTCOMES: Final = frozenset({Outcome.OK, Outcome.TOOL_ERROR, Outcome.SERVER_ERROR, Outcome.CLIENT_ERROR})
 """Only completed requests are latency samples: a cancelled call or an interim round is not."""
 
+STREAM_METHODS: Final = frozenset({"subscriptions/listen"})
+"""Long-lived by design: their spans are never latency samples, whatever their outcome."""
+
 ERROR_OUTCOMES: Final = frozenset({Outcome.TOOL_ERROR, Outcome.SERVER_ERROR})
 """What counts against a server's error ratio; the caller's mistakes do not."""
 

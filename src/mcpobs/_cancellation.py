@@ -1,0 +1,56 @@
+"""Why a request was cancelled, when the peer said so.
+
+The middleware sees a cancelled request as the cancellation exception raised out of its
+chain; that is enough for the outcome. The peer's stated reason ("caller cancelled",
+"timed out after 5.0s") arrives separately, in `notifications/cancelled`, which the
+JSON-RPC dispatcher acts on in its read loop *before* the handler sees the exception.
+One wrap there notes the reason on the request's dispatch context; the middleware reads
+it back when it classifies the request as cancelled.
+
+Streamable HTTP at 2026-07-28 and the in-memory direct dispatcher carry no reason (the
+client aborts the POST or cancels its own scope), so the attribute is simply absent there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpobs import semconv as S
+from mcpobs._guard import guarded
+from mcpobs._patches import Patch
+
+_REASON = "_mcpobs_cancel_reason"
+"""Where the reason waits on the SDK's per-request dispatch context."""
+
+
+def _note_reason(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """Wraps `JSONRPCDispatcher._dispatch_notification` (private; synchronous)."""
+    with guarded("cancel reason"):
+        msg = args[0] if args else kwargs.get("msg")
+        if getattr(msg, "method", None) == "notifications/cancelled":
+            _remember(instance, msg.params)
+    return wrapped(*args, **kwargs)
+
+
+def _remember(dispatcher: Any, params: Any) -> None:
+    from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params, coerce_request_id
+
+    reason = (params or {}).get("reason")
+    rid = cancelled_request_id_from_params(params)
+    if not isinstance(reason, str) or rid is None:
+        return
+    in_flight = dispatcher._in_flight.get(coerce_request_id(rid))
+    if in_flight is not None:
+        setattr(in_flight.dctx, _REASON, reason[: S.MAX_REASON_LENGTH])
+
+
+def reason(ctx: Any) -> str | None:
+    """The peer's reason for cancelling this request, if it gave one (bounded)."""
+    outbound = getattr(ctx.session, "_request_outbound", None)
+    outbound = getattr(outbound, "_inner", outbound)  # the runner's no-back-channel wrapper
+    value = getattr(outbound, _REASON, None)
+    return value if isinstance(value, str) else None
+
+
+def patches() -> list[Patch]:
+    return [Patch("mcp.shared.jsonrpc_dispatcher", "JSONRPCDispatcher._dispatch_notification", _note_reason)]

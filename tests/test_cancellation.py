@@ -1,0 +1,93 @@
+"""A client that gives up: the call is cancelled, counted, and never a latency sample."""
+
+from __future__ import annotations
+
+import time
+from contextlib import ExitStack
+
+import anyio
+import pytest
+from mcp import Client
+from opentelemetry.trace import SpanKind, StatusCode
+from shop import create_server
+from transports import client_for, read_spans, serve_http, stdio_params
+
+from mcpobs import semconv as S
+
+pytestmark = pytest.mark.anyio
+
+WAIT = "tools/call wait_for_stock"
+
+
+async def eventually(find, timeout: float = 5.0):
+    """The server ends its span a moment after the client gives up; wait for it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = find()
+        if found or time.monotonic() > deadline:
+            return found
+        await anyio.sleep(0.02)
+
+
+def assert_cancelled(telemetry, span) -> None:
+    assert span.attributes[S.OUTCOME] == "cancelled"
+    assert span.status.status_code is StatusCode.UNSET
+    assert S.ERROR_TYPE not in span.attributes and S.FAILURE_BOUNDARY not in span.attributes
+    tool = {S.GEN_AI_TOOL_NAME: "wait_for_stock"}
+    assert telemetry.total(S.SERVER_OPERATION_DURATION.name, tool) == 0
+    assert telemetry.total(S.SERVER_REQUESTS.name, {**tool, S.OUTCOME: "cancelled"}) == 1
+
+
+@pytest.mark.parametrize("transport", ["auto", "legacy", "http"])
+async def test_cancelled_call_is_not_a_latency_sample(mcpobs_telemetry, transport):
+    server = create_server()
+    with ExitStack() as stack:
+        base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
+        async with client_for(transport, server, base_url) as client:
+            with anyio.move_on_after(0.3) as scope:
+                await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
+            assert scope.cancelled_caught
+            spans = await eventually(
+                lambda: [s for s in mcpobs_telemetry.spans_named(WAIT) if s.kind is SpanKind.SERVER]
+            )
+            # the shop still serves after a cancelled call
+            assert not (await client.call_tool("get_order_status", {"order_id": "O-1873"})).is_error
+    (span,) = spans
+    assert_cancelled(mcpobs_telemetry, span)
+    if transport == "legacy":  # JSON-RPC carries the peer's reason in notifications/cancelled
+        assert span.attributes[S.CANCEL_REASON] == "caller cancelled"
+    else:  # the direct dispatcher and 2026 HTTP (the client aborts the POST) give none
+        assert S.CANCEL_REASON not in span.attributes
+
+
+async def test_timed_out_call_records_the_peers_reason(mcpobs_telemetry):
+    from mcp.shared.exceptions import MCPError
+
+    server = create_server()
+    async with Client(server, mode="legacy", read_timeout_seconds=0.3) as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
+        (span,) = await eventually(lambda: mcpobs_telemetry.spans_named(WAIT))
+    assert_cancelled(mcpobs_telemetry, span)
+    assert span.attributes[S.CANCEL_REASON].startswith("timed out after 0.3")
+    assert len(span.attributes[S.CANCEL_REASON]) <= S.MAX_REASON_LENGTH
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_cancelled_call_over_stdio(tmp_path, mode):
+    spans_file = tmp_path / "spans.jsonl"
+
+    def cancelled():
+        return [s for s in read_spans(spans_file) if s["name"] == WAIT]
+
+    async with Client(stdio_params(spans_file), mode=mode) as client:
+        with anyio.move_on_after(0.5) as scope:
+            await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
+        assert scope.cancelled_caught
+        found = await eventually(cancelled)
+    (span,) = found
+    assert span["attributes"][S.OUTCOME] == "cancelled"
+    assert span["status"] == "UNSET"
+    assert S.ERROR_TYPE not in span["attributes"]
+    assert span["attributes"][S.CANCEL_REASON] == "caller cancelled"
+    assert span["attributes"][S.NETWORK_TRANSPORT] == "pipe"
