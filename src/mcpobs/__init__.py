@@ -37,7 +37,10 @@ def instrument(**options: Any) -> None:
     Options (all optional):
 
     - ``tracer_provider``, ``meter_provider``: where spans and metrics go; the global
-      providers when omitted.
+      providers when omitted. When neither is given and the application has not set global
+      providers, mcpobs sets SDK ones from the standard variables (``OTEL_SERVICE_NAME``,
+      ``OTEL_TRACES_EXPORTER``/``OTEL_METRICS_EXPORTER``/``OTEL_LOGS_EXPORTER``,
+      ``OTEL_EXPORTER_OTLP_*``, ``OTEL_SDK_DISABLED``, ...): OTLP over http/protobuf by default.
     - ``max_attribute_length`` (4096): no string attribute is longer.
     - ``max_progress_spans`` (200): progress spans per operation before the cap.
     - ``capture_content`` (False, or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``):
