@@ -361,6 +361,20 @@ def span_name(method: str, target: str | None = None) -> str:
     return f"{method} {target}" if target else method
 
 
+PROGRESS_SPAN: Final = "progress"
+"""A child of the running request's span, one per ``report_progress()`` call, ended at once."""
+
+
+def publish_span_name(event: SubscriptionEvent) -> str:
+    """``publish {event}``: an event handed to a subscription bus (messaging-style naming)."""
+    return f"publish {event.value}"
+
+
+def deliver_span_name(event: SubscriptionEvent) -> str:
+    """``deliver {event}``: an event written to one ``subscriptions/listen`` stream."""
+    return f"deliver {event.value}"
+
+
 # --- Where mcpobs departs from or extends the pinned conventions ---------------------------
 
 DEVIATIONS: Final = (

@@ -1,0 +1,75 @@
+"""Progress: one short child span per `report_progress()` call, capped per operation.
+
+A span is exported only when it ends, so a ten-second tool is invisible for ten seconds.
+Each progress report becomes a child of the running request's span that ends at once:
+the backend shows the tool's progress while the tool still runs.
+
+A runaway loop must not flood the backend: after `max_progress_spans` reports in one
+operation the rest are counted, not recorded. The cap announces itself: an event on the
+request's span at the first dropped report, and `mcpobs.progress.dropped` (written by the
+middleware from `RequestState.progress_dropped`) when the request ends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.trace import SpanKind
+
+from mcpobs import _state
+from mcpobs import semconv as S
+from mcpobs._guard import guarded
+from mcpobs._patches import Patch
+from mcpobs._telemetry import Telemetry
+
+
+def _requested(session: Any) -> bool:
+    """Whether the caller asked for progress: a token on the wire, or a callback in memory."""
+    outbound = getattr(session, "_request_outbound", None)
+    outbound = getattr(outbound, "_inner", outbound)  # the runner's no-back-channel wrapper
+    for name in ("_progress_token", "progress_token", "_on_progress"):
+        if getattr(outbound, name, None) is not None:
+            return True
+    return False
+
+
+def _report(telemetry: Telemetry, session: Any, progress: Any, total: Any, message: Any) -> None:
+    state = _state.current()
+    if state is None:  # not inside a request the middleware saw
+        return
+    labels = {S.MCP_METHOD_NAME: state.method}
+    if state.method == "tools/call":
+        labels[S.GEN_AI_TOOL_NAME] = state.tool or S.OTHER
+    telemetry.progress_reports.add(1, labels)
+    if state.progress_spans >= telemetry.settings.max_progress_spans:
+        state.progress_dropped += 1
+        if state.progress_dropped == 1:
+            state.span.add_event(S.EVENT_PROGRESS_CAP_REACHED)
+            telemetry.progress_capped.add(1, labels)
+        return
+    state.progress_spans += 1
+    if not state.span.is_recording():
+        return
+    attrs: dict[str, Any] = {S.PROGRESS_VALUE: float(progress), S.PROGRESS_REQUESTED: _requested(session)}
+    if total is not None:
+        attrs[S.PROGRESS_TOTAL] = float(total)
+        if total:
+            attrs[S.PROGRESS_PERCENTAGE] = float(progress) / float(total) * 100.0
+    if message is not None:
+        attrs[S.PROGRESS_MESSAGE] = telemetry.bound(message)
+    # The current span is the request's (the middleware attached it; child tasks and
+    # worker threads inherit it), unless the tool opened its own span around the report.
+    telemetry.tracer.start_span(S.PROGRESS_SPAN, kind=SpanKind.INTERNAL, attributes=attrs).end()
+
+
+def patches(telemetry: Telemetry) -> list[Patch]:
+    async def report_progress(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        with guarded("progress span"):
+            _report(telemetry, instance, *_arguments(*args, **kwargs))
+        return await wrapped(*args, **kwargs)
+
+    return [Patch("mcp.server.session", "ServerSession.report_progress", report_progress)]
+
+
+def _arguments(progress: Any, total: Any = None, message: Any = None) -> tuple[Any, Any, Any]:
+    return progress, total, message

@@ -1,0 +1,145 @@
+"""Progress reports as child spans of the running tool, exported while it runs, capped per call."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import Context
+from opentelemetry.trace import SpanKind
+from shop import create_server
+from transports import client_for, serve_http
+
+import mcpobs
+from mcpobs import semconv as S
+from mcpobs.testing import capture
+
+pytestmark = pytest.mark.anyio
+
+EXPORT = "tools/call slow_export"
+
+
+async def export(transport: str, rows: int, *, with_callback: bool) -> list[tuple[float, float | None, str | None]]:
+    """Call the shop's slow_export; return what the client's progress callback heard."""
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, total, message))
+
+    server = create_server()
+    with ExitStack() as stack:
+        base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
+        async with client_for(transport, server, base_url) as client:
+            kwargs = {"progress_callback": on_progress} if with_callback else {}
+            result = await client.call_tool("slow_export", {"rows": rows}, **kwargs)
+            assert result.content[0].text == "done"
+    return heard
+
+
+def export_span(telemetry):
+    (span,) = [s for s in telemetry.spans_named(EXPORT) if s.kind is SpanKind.SERVER]
+    return span
+
+
+@pytest.mark.parametrize("transport", ["auto", "legacy", "http"])
+async def test_each_progress_report_is_a_child_span_that_ends_before_its_tool(mcpobs_telemetry, transport):
+    heard = await export(transport, 5, with_callback=True)
+    assert len(heard) == 5  # the client still gets every report
+    tool = export_span(mcpobs_telemetry)
+    progress = mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)
+    assert len(progress) == 5
+    for i, span in enumerate(progress, start=1):
+        assert span.parent is not None and span.parent.span_id == tool.context.span_id
+        assert span.context.trace_id == tool.context.trace_id
+        assert span.end_time < tool.end_time
+        a = span.attributes
+        assert (a[S.PROGRESS_VALUE], a[S.PROGRESS_TOTAL]) == (i, 5)
+        assert a[S.PROGRESS_PERCENTAGE] == pytest.approx(i * 20)
+        assert a[S.PROGRESS_MESSAGE] == f"exported {i}/5"
+        assert a[S.PROGRESS_REQUESTED] is True
+    # progress spans are never latency samples: one sample, the tool call's
+    assert mcpobs_telemetry.total(S.SERVER_OPERATION_DURATION.name, {S.GEN_AI_TOOL_NAME: "slow_export"}) == 1
+    assert mcpobs_telemetry.total(S.PROGRESS_REPORTS.name, {S.GEN_AI_TOOL_NAME: "slow_export"}) == 5
+    assert S.PROGRESS_DROPPED not in tool.attributes
+
+
+@pytest.mark.parametrize("transport", ["auto", "http"])
+async def test_progress_is_recorded_when_the_client_did_not_ask_and_says_so(mcpobs_telemetry, transport):
+    assert await export(transport, 3, with_callback=False) == []
+    progress = mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)
+    assert len(progress) == 3
+    assert all(s.attributes[S.PROGRESS_REQUESTED] is False for s in progress)
+
+
+@pytest.mark.parametrize("transport", ["auto", "http"])
+async def test_260_reports_become_200_spans_and_the_cap_announces_itself(mcpobs_telemetry, transport):
+    await export(transport, 260, with_callback=True)
+    tool = export_span(mcpobs_telemetry)
+    assert len(mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)) == 200
+    assert tool.attributes[S.PROGRESS_DROPPED] == 60
+    (event,) = [e for e in tool.events if e.name == S.EVENT_PROGRESS_CAP_REACHED]
+    last_recorded = max(s.end_time for s in mcpobs_telemetry.spans_named(S.PROGRESS_SPAN))
+    assert event.timestamp >= last_recorded  # at the first dropped report, not at the end
+    tool_labels = {S.GEN_AI_TOOL_NAME: "slow_export"}
+    assert mcpobs_telemetry.total(S.PROGRESS_REPORTS.name, tool_labels) == 260
+    assert mcpobs_telemetry.total(S.PROGRESS_CAPPED.name, tool_labels) == 1
+    assert tool.attributes[S.OUTCOME] == "ok"
+
+
+async def test_the_cap_is_an_instrument_option():
+    telemetry = capture(max_progress_spans=3)
+    try:
+        await export("auto", 5, with_callback=False)
+    finally:
+        mcpobs.uninstrument()
+    assert len(telemetry.spans_named(S.PROGRESS_SPAN)) == 3
+    assert export_span(telemetry).attributes[S.PROGRESS_DROPPED] == 2
+
+
+async def test_the_cap_counts_per_operation(mcpobs_telemetry):
+    server = create_server()
+    async with Client(server) as client:
+        for _ in range(3):
+            await client.call_tool("slow_export", {"rows": 150})
+    assert len(mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)) == 450
+    assert all(S.PROGRESS_DROPPED not in s.attributes for s in mcpobs_telemetry.spans_named(EXPORT))
+
+
+async def test_progress_is_exported_while_the_tool_still_runs(mcpobs_telemetry):
+    server = create_server()
+    halfway = anyio.Event()
+    finish = anyio.Event()
+
+    @server.tool()
+    async def nightly_export(ctx: Context) -> str:
+        await ctx.report_progress(3, 10, "three seconds in")
+        halfway.set()
+        await finish.wait()
+        return "done"
+
+    async with Client(server) as client, anyio.create_task_group() as tg:
+        tg.start_soon(client.call_tool, "nightly_export", {})
+        await halfway.wait()
+        # the tool is still running: its span is not exported, its progress is
+        assert mcpobs_telemetry.spans_named("tools/call nightly_export") == []
+        (progress,) = mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)
+        assert progress.attributes[S.PROGRESS_PERCENTAGE] == pytest.approx(30)
+        finish.set()
+    assert len(mcpobs_telemetry.spans_named("tools/call nightly_export")) == 1
+
+
+async def test_progress_from_a_sync_tool_on_a_worker_thread_parents_on_its_call(mcpobs_telemetry):
+    server = create_server()
+
+    @server.tool()
+    def count_stock(ctx: Context) -> str:
+        anyio.from_thread.run(ctx.report_progress, 1, 2)
+        return "counted"
+
+    async with Client(server) as client:
+        await client.call_tool("count_stock", {})
+    tool = mcpobs_telemetry.span("tools/call count_stock")
+    (progress,) = mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)
+    assert progress.parent.span_id == tool.context.span_id
