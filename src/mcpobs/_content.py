@@ -1,0 +1,37 @@
+"""Opt-in capture of tool arguments and results.
+
+Off unless the user opts in (`instrument(capture_content=True)` or
+OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT): they carry customers' data. When on,
+they are redacted by the user's hook, serialised as JSON and cut to `max_content_length`.
+`requestState`, headers and tokens are never part of what is captured.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from mcpobs._config import Settings
+
+_RESULT_KEYS = ("content", "structuredContent", "isError")
+
+
+def _render(value: Any, settings: Settings) -> str:
+    if settings.redact is not None:
+        value = settings.redact(value)
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    limit = settings.max_content_length
+    return text if len(text) <= limit else text[:limit]
+
+
+def arguments(params: Mapping[str, Any] | None, settings: Settings) -> str | None:
+    if not params or "arguments" not in params:
+        return None
+    return _render(params.get("arguments"), settings)
+
+
+def result(value: Any, settings: Settings) -> str | None:
+    if not isinstance(value, Mapping):
+        return None
+    return _render({k: value[k] for k in _RESULT_KEYS if k in value}, settings)

@@ -1,0 +1,69 @@
+"""Who called, and what they found: client identity on spans and one log line per session.
+
+After "Failure boundaries before your handler": a session that describes itself (client,
+version, tools offered, capabilities) turns "the tool call returns an error" into a
+diagnosis, and a server answering with no tools says so plainly (`tools=0`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from mcpobs import semconv as S
+from mcpobs._telemetry import Telemetry
+
+session_logger = logging.getLogger("mcpobs.session")
+
+
+def client_attributes(session: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> None:
+    """Client name and version (length-bounded; span attributes only, never metric labels)."""
+    params = session.client_params
+    info = params.client_info if params is not None else None
+    if info is not None:
+        attrs[S.CLIENT_NAME] = telemetry.bound(info.name)
+        attrs[S.CLIENT_VERSION] = telemetry.bound(info.version)
+
+
+def user_attribute(telemetry: Telemetry, attrs: dict[str, Any]) -> None:
+    """The verified token's subject, only when the user opted in (`record_user=True`)."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    token = get_access_token()
+    if token is not None:
+        attrs[S.USER_ID] = telemetry.bound(token.subject or token.client_id)
+
+
+def describe_session(ctx: Any, result: Any, offered: Mapping[str, int | None], telemetry: Telemetry) -> dict[str, Any]:
+    """Attributes for a server/discover or initialize span, and the session's log line."""
+    params = ctx.params or {}
+    client = params.get("clientInfo") if ctx.method == "initialize" else None
+    if not isinstance(client, Mapping):
+        info = ctx.session.client_params.client_info if ctx.session.client_params is not None else None
+        client = {"name": info.name, "version": info.version} if info is not None else {}
+    result = result if isinstance(result, Mapping) else {}
+    capabilities = sorted(result.get("capabilities") or {})
+    requested = params.get("protocolVersion") if ctx.method == "initialize" else ctx.protocol_version
+    negotiated = result.get("protocolVersion") or ctx.protocol_version
+    attrs: dict[str, Any] = {
+        S.SESSION_REQUESTED_VERSION: telemetry.bound(requested or ""),
+        S.SESSION_CAPABILITIES: capabilities,
+    }
+    for kind, count in offered.items():
+        if count is not None:
+            attrs[S.SESSION_OFFERED[kind]] = count
+    if client:
+        attrs[S.CLIENT_NAME] = telemetry.bound(client.get("name", ""))
+        attrs[S.CLIENT_VERSION] = telemetry.bound(client.get("version", ""))
+    counts = " ".join(f"{kind}={'?' if n is None else n}" for kind, n in offered.items())
+    session_logger.info(
+        "mcp session client=%s/%s protocol=%s requested=%s %s capabilities=%s",
+        attrs.get(S.CLIENT_NAME, "?"),
+        attrs.get(S.CLIENT_VERSION, "?"),
+        negotiated,
+        requested,
+        counts,
+        capabilities,
+    )
+    return attrs
