@@ -29,6 +29,10 @@ async def eventually(find, timeout: float = 5.0):
         await anyio.sleep(0.02)
 
 
+def server_spans(telemetry):
+    return [s for s in telemetry.spans_named(WAIT) if s.kind is SpanKind.SERVER]
+
+
 def assert_cancelled(telemetry, span) -> None:
     assert span.attributes[S.OUTCOME] == "cancelled"
     assert span.status.status_code is StatusCode.UNSET
@@ -47,9 +51,7 @@ async def test_cancelled_call_is_not_a_latency_sample(mcpobs_telemetry, transpor
             with anyio.move_on_after(0.3) as scope:
                 await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
             assert scope.cancelled_caught
-            spans = await eventually(
-                lambda: [s for s in mcpobs_telemetry.spans_named(WAIT) if s.kind is SpanKind.SERVER]
-            )
+            spans = await eventually(lambda: server_spans(mcpobs_telemetry))
             # the shop still serves after a cancelled call
             assert not (await client.call_tool("get_order_status", {"order_id": "O-1873"})).is_error
     (span,) = spans
@@ -67,7 +69,7 @@ async def test_timed_out_call_records_the_peers_reason(mcpobs_telemetry):
     async with Client(server, mode="legacy", read_timeout_seconds=0.3) as client:
         with pytest.raises(MCPError):
             await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
-        (span,) = await eventually(lambda: mcpobs_telemetry.spans_named(WAIT))
+        (span,) = await eventually(lambda: server_spans(mcpobs_telemetry))
     assert_cancelled(mcpobs_telemetry, span)
     assert span.attributes[S.CANCEL_REASON].startswith("timed out after 0.3")
     assert len(span.attributes[S.CANCEL_REASON]) <= S.MAX_REASON_LENGTH
@@ -78,7 +80,7 @@ async def test_cancelled_call_over_stdio(tmp_path, mode):
     spans_file = tmp_path / "spans.jsonl"
 
     def cancelled():
-        return [s for s in read_spans(spans_file) if s["name"] == WAIT]
+        return [s for s in read_spans(spans_file) if s["name"] == WAIT and s["kind"] == "SERVER"]
 
     async with Client(stdio_params(spans_file), mode=mode) as client:
         with anyio.move_on_after(0.5) as scope:

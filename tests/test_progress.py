@@ -38,8 +38,12 @@ async def export(transport: str, rows: int, *, with_callback: bool) -> list[tupl
     return heard
 
 
+def server_spans(telemetry, name: str):
+    return [s for s in telemetry.spans_named(name) if s.kind is SpanKind.SERVER]
+
+
 def export_span(telemetry):
-    (span,) = [s for s in telemetry.spans_named(EXPORT) if s.kind is SpanKind.SERVER]
+    (span,) = server_spans(telemetry, EXPORT)
     return span
 
 
@@ -104,7 +108,7 @@ async def test_the_cap_counts_per_operation(mcpobs_telemetry):
         for _ in range(3):
             await client.call_tool("slow_export", {"rows": 150})
     assert len(mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)) == 450
-    assert all(S.PROGRESS_DROPPED not in s.attributes for s in mcpobs_telemetry.spans_named(EXPORT))
+    assert all(S.PROGRESS_DROPPED not in s.attributes for s in server_spans(mcpobs_telemetry, EXPORT))
 
 
 async def test_progress_is_exported_while_the_tool_still_runs(mcpobs_telemetry):
@@ -123,11 +127,11 @@ async def test_progress_is_exported_while_the_tool_still_runs(mcpobs_telemetry):
         tg.start_soon(client.call_tool, "nightly_export", {})
         await halfway.wait()
         # the tool is still running: its span is not exported, its progress is
-        assert mcpobs_telemetry.spans_named("tools/call nightly_export") == []
+        assert server_spans(mcpobs_telemetry, "tools/call nightly_export") == []
         (progress,) = mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)
         assert progress.attributes[S.PROGRESS_PERCENTAGE] == pytest.approx(30)
         finish.set()
-    assert len(mcpobs_telemetry.spans_named("tools/call nightly_export")) == 1
+    assert len(server_spans(mcpobs_telemetry, "tools/call nightly_export")) == 1
 
 
 async def test_progress_from_a_sync_tool_on_a_worker_thread_parents_on_its_call(mcpobs_telemetry):
@@ -140,6 +144,6 @@ async def test_progress_from_a_sync_tool_on_a_worker_thread_parents_on_its_call(
 
     async with Client(server) as client:
         await client.call_tool("count_stock", {})
-    tool = mcpobs_telemetry.span("tools/call count_stock")
+    (tool,) = server_spans(mcpobs_telemetry, "tools/call count_stock")
     (progress,) = mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)
     assert progress.parent.span_id == tool.context.span_id

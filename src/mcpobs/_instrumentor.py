@@ -8,7 +8,7 @@ from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
-from mcpobs import _autoconfig, _cancellation, _patches, _progress, _server
+from mcpobs import _autoconfig, _cancellation, _mrtr, _patches, _progress, _server
 from mcpobs._config import settings_from
 from mcpobs._guard import guarded
 from mcpobs._server import ServerMiddleware
@@ -40,6 +40,7 @@ class MCPInstrumentor(BaseInstrumentor):
         self._servers = weakref.WeakSet()
         self._applied = _patches.apply(
             _server.patches(telemetry, self._servers) + _cancellation.patches() + _progress.patches(telemetry)
+            + _mrtr.patches()
         )
 
     def _uninstrument(self, **kwargs: Any) -> None:
