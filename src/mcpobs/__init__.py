@@ -19,11 +19,13 @@ from typing import Any
 from mcpobs import semconv
 from mcpobs._config import ConfigurationError
 from mcpobs._instrumentor import MCPInstrumentor
+from mcpobs._subscriptions import ObservedSubscriptionBus
 from mcpobs._version import __version__
 
 __all__ = [
     "ConfigurationError",
     "MCPInstrumentor",
+    "ObservedSubscriptionBus",
     "__version__",
     "instrument",
     "semconv",

@@ -8,7 +8,7 @@ from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
-from mcpobs import _autoconfig, _cancellation, _mrtr, _patches, _progress, _server
+from mcpobs import _autoconfig, _cancellation, _mrtr, _patches, _progress, _server, _subscriptions
 from mcpobs._config import settings_from
 from mcpobs._guard import guarded
 from mcpobs._server import ServerMiddleware
@@ -39,13 +39,17 @@ class MCPInstrumentor(BaseInstrumentor):
         telemetry = Telemetry(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         self._servers = weakref.WeakSet()
         self._applied = _patches.apply(
-            _server.patches(telemetry, self._servers) + _cancellation.patches() + _progress.patches(telemetry)
+            _server.patches(telemetry, self._servers)
+            + _cancellation.patches()
+            + _progress.patches(telemetry)
             + _mrtr.patches()
+            + _subscriptions.patches(telemetry)
         )
 
     def _uninstrument(self, **kwargs: Any) -> None:
         _patches.remove(getattr(self, "_applied", []))
         self._applied = []
+        _subscriptions.deactivate()
         for server in list(getattr(self, "_servers", ())):
             with guarded("server restore"):
                 _restore(server)
