@@ -1,0 +1,159 @@
+"""Overhead of mcpobs against the SDK's own middleware and against no telemetry, measured side by side.
+
+Each configuration runs in a fresh process; configurations are interleaved round by round so
+that a noisy neighbour slows all of them alike, and the table reports medians and ratios
+against baselines taken in the same run. CPU time per call (client and server share the
+process) is the measure; wall time is printed beside it.
+
+    python benchmarks/overhead.py                 # the full table (a few minutes)
+    python benchmarks/overhead.py --rounds 3 --calls 500 --quick
+    python benchmarks/overhead.py --memory        # peak RSS after 100,000 calls
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CONFIGS = ("bare", "sdk", "mcpobs", "mcpobs-sampled")
+
+
+# -- worker: one configuration in this fresh process -----------------------------------------------
+
+
+def _providers(config: str):
+    from opentelemetry import trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    class Discard(SpanExporter):
+        def export(self, spans):
+            return SpanExportResult.SUCCESS
+
+    if config == "bare":
+        return None, None
+    sampler = ParentBased(TraceIdRatioBased(0.01)) if config == "mcpobs-sampled" else None
+    tracer_provider = TracerProvider(sampler=sampler) if sampler else TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(Discard()))
+    trace.set_tracer_provider(tracer_provider)  # the SDK's own spans use the global provider
+    return tracer_provider, MeterProvider(metric_readers=[InMemoryMetricReader()])
+
+
+def _server():
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("bench")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    return server
+
+
+async def _run(config: str, transport: str, calls: int, hostile: bool) -> dict[str, float]:
+    from mcp import Client
+
+    tracer_provider, meter_provider = _providers(config)
+    if config.startswith("mcpobs"):
+        import mcpobs
+
+        mcpobs.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
+    server = _server()
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from contextlib import ExitStack
+
+    from transports import serve_http
+
+    with ExitStack() as stack:
+        target = server
+        if transport == "http":
+            target = stack.enter_context(serve_http(server.streamable_http_app())) + "/mcp"
+        async with Client(target) as client:
+            for _ in range(min(50, calls)):  # warm up: imports, caches, first listing
+                await client.call_tool("echo", {"text": "hi"})
+            cpu, wall = time.process_time(), time.perf_counter()
+            for i in range(calls):
+                await client.call_tool(f"tool_{i}" if hostile else "echo", {"text": "hi"})
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return {"cpu_us": cpu / calls * 1e6, "wall_us": wall / calls * 1e6}
+
+
+def worker(args: argparse.Namespace) -> None:
+    import logging
+
+    import anyio
+
+    logging.disable(logging.WARNING)  # the SDK logs every unknown tool at INFO
+    result = anyio.run(_run, args.worker, args.transport, args.calls, args.hostile)
+    if args.memory:
+        import resource
+
+        result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    sys.stderr.write(json.dumps(result) + "\n")
+
+
+# -- driver ------------------------------------------------------------------------------------------
+
+
+def _spawn(config: str, transport: str, calls: int, hostile: bool = False, memory: bool = False) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--worker", config, "--transport", transport, "--calls", str(calls)]
+    cmd += ["--hostile"] if hostile else []
+    cmd += ["--memory"] if memory else []
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True, env={**os.environ, "OTEL_SDK_DISABLED": ""})
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def table(rounds: int, calls: int, http_calls: int) -> None:
+    print(f"per-call CPU time, median of {rounds} fresh-process rounds, interleaved ({os.cpu_count()} cores)")
+    for transport, n in (("memory", calls), ("http", http_calls)):
+        samples: dict[str, list[dict[str, float]]] = {c: [] for c in CONFIGS}
+        for _ in range(rounds):
+            for config in CONFIGS:
+                samples[config].append(_spawn(config, transport, n))
+        med = {c: statistics.median(s["cpu_us"] for s in samples[c]) for c in CONFIGS}
+        wall = {c: statistics.median(s["wall_us"] for s in samples[c]) for c in CONFIGS}
+        print(f"\n{transport} ({n} calls per round)")
+        print(f"  {'config':<16}{'cpu µs/call':>12}{'wall µs/call':>14}{'vs bare':>9}{'vs sdk':>9}")
+        for c in CONFIGS:
+            print(f"  {c:<16}{med[c]:>12.0f}{wall[c]:>14.0f}{med[c] / med['bare']:>9.3f}{med[c] / med['sdk']:>9.3f}")
+
+
+def memory(calls: int) -> None:
+    print(f"peak RSS after {calls} in-memory calls (fresh process each)")
+    for config in ("bare", "mcpobs"):
+        for hostile in (False, True):
+            peak = _spawn(config, "memory", calls, hostile=hostile, memory=True)["peak_rss_mb"]
+            print(f"  {config:<8} {'unique tool names' if hostile else 'one tool name':<18} {peak:8.1f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--worker", choices=CONFIGS)
+    parser.add_argument("--transport", choices=("memory", "http"), default="memory")
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--http-calls", type=int, default=400)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--hostile", action="store_true")
+    parser.add_argument("--memory", action="store_true")
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+    elif args.memory:
+        memory(100_000 if args.calls == 2000 else args.calls)
+    else:
+        table(args.rounds, args.calls, args.http_calls)
+
+
+if __name__ == "__main__":
+    main()
