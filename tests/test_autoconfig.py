@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -56,15 +57,19 @@ print(json.dumps({
     "tracer_provider": type(tracer_provider).__module__ + "." + type(tracer_provider).__name__,
     "meter_provider": type(meter_provider).__module__ + "." + type(meter_provider).__name__,
     "kept_own": tracer_provider is own[0] and meter_provider is own[1],
-}))
+}), flush=True)
+if "sigterm" in sys.argv:  # how a container stops a server: no atexit
+    import os, signal, time
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(10)
 """
 
 CONSOLE = {"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "console", "OTEL_LOGS_EXPORTER": "none"}
 
 
 class Run:
-    def __init__(self, proc: subprocess.CompletedProcess[str]) -> None:
-        assert proc.returncode == 0, proc.stderr
+    def __init__(self, proc: subprocess.CompletedProcess[str], returncode: int = 0) -> None:
+        assert proc.returncode == returncode, proc.stderr
         *noise, last = proc.stdout.strip().splitlines()
         assert not noise, f"the application's stdout carried more than its own output: {noise}"
         self.result: dict[str, Any] = json.loads(last)
@@ -75,6 +80,10 @@ class Run:
 
     def spans(self) -> list[dict[str, Any]]:
         return [e for e in self.exported if "context" in e and "kind" in e]
+
+    def server_span(self, name: str) -> dict[str, Any]:
+        (span,) = [s for s in self.spans() if s["name"] == name and s["kind"] == "SpanKind.SERVER"]
+        return span
 
     def log_records(self) -> list[dict[str, Any]]:
         return [e for e in self.exported if "body" in e]
@@ -89,7 +98,7 @@ class Run:
         }
 
 
-def run_app(env: dict[str, str], *args: str) -> Run:
+def run_app(env: dict[str, str], *args: str, returncode: int = 0) -> Run:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     proc = subprocess.run(
         [sys.executable, "-c", APP, *args],
@@ -98,7 +107,7 @@ def run_app(env: dict[str, str], *args: str) -> Run:
         text=True,
         timeout=60,
     )
-    return Run(proc)
+    return Run(proc, returncode)
 
 
 def test_no_providers_means_sdk_providers_from_the_standard_variables_flushed_at_exit():
@@ -113,7 +122,7 @@ def test_no_providers_means_sdk_providers_from_the_standard_variables_flushed_at
     assert run.result["tracer_provider"] == "opentelemetry.sdk.trace.TracerProvider"
     assert run.result["meter_provider"] == "opentelemetry.sdk.metrics._internal.MeterProvider"
     # The process exits right after the call: batch export only delivers because of the flush at exit.
-    (span,) = [s for s in run.spans() if s["name"] == "tools/call audited_refund"]
+    span = run.server_span("tools/call audited_refund")
     assert span["resource"]["attributes"]["service.name"] == "shop-auto"
     assert span["resource"]["attributes"]["deployment.environment.name"] == "test"
     assert span["attributes"]["mcpobs.outcome"] == "ok"
@@ -121,9 +130,15 @@ def test_no_providers_means_sdk_providers_from_the_standard_variables_flushed_at
     assert not run.log_lines
 
 
+def test_sigterm_flushes_before_the_process_dies_of_it():
+    run = run_app(CONSOLE, "sigterm", returncode=-signal.SIGTERM)
+    assert [s for s in run.spans() if s["name"] == "tools/call audited_refund"]
+    assert "mcp.server.operation.duration" in run.metric_names()
+
+
 def test_logging_records_inside_a_request_carry_its_trace_when_logs_are_exported():
     run = run_app({**CONSOLE, "OTEL_LOGS_EXPORTER": "console"})
-    (span,) = [s for s in run.spans() if s["name"] == "tools/call audited_refund"]
+    span = run.server_span("tools/call audited_refund")
     (record,) = [r for r in run.log_records() if r["body"] == "refund audited"]
     assert record["trace_id"] == span["context"]["trace_id"]
     assert record["span_id"] in {s["context"]["span_id"] for s in run.spans()}

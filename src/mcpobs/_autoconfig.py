@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Mapping
 from importlib.metadata import entry_points
@@ -86,12 +88,14 @@ def configure(environ: Mapping[str, str] | None = None) -> None:
     except Exception as exc:  # a malformed OTEL_RESOURCE_ATTRIBUTES, say
         logger.error("mcpobs: the OpenTelemetry resource could not be built (%s); check OTEL_RESOURCE_ATTRIBUTES", exc)
         resource = Resource.get_empty()
+    providers = []
     if not tracing_configured():
-        _configure_traces(env, resource)
+        providers.append(_configure_traces(env, resource))
     if not metrics_configured():
-        _configure_metrics(env, resource)
+        providers.append(_configure_metrics(env, resource))
     if not logs_configured():
-        _configure_logs(env, resource)
+        providers.append(_configure_logs(env, resource))
+    _flush_on_sigterm([p for p in providers if p is not None])
 
 
 def tracing_configured() -> bool:
@@ -197,7 +201,7 @@ def _one_line(item: Any) -> str:
     return item.to_json(indent=None) + "\n"
 
 
-def _configure_traces(env: Mapping[str, str], resource: Resource) -> None:
+def _configure_traces(env: Mapping[str, str], resource: Resource) -> Any:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
@@ -205,9 +209,10 @@ def _configure_traces(env: Mapping[str, str], resource: Resource) -> None:
     for exporter in _exporters("traces", env):
         provider.add_span_processor(BatchSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
+    return provider
 
 
-def _configure_metrics(env: Mapping[str, str], resource: Resource) -> None:
+def _configure_metrics(env: Mapping[str, str], resource: Resource) -> Any:
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 
@@ -223,14 +228,16 @@ def _configure_metrics(env: Mapping[str, str], resource: Resource) -> None:
         e if isinstance(e, MetricReader) else PeriodicExportingMetricReader(e, float(interval) if interval else None)
         for e in _exporters("metrics", env)
     ]
-    metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=readers))
+    provider = MeterProvider(resource=resource, metric_readers=readers)
+    metrics.set_meter_provider(provider)
+    return provider
 
 
-def _configure_logs(env: Mapping[str, str], resource: Resource) -> None:
+def _configure_logs(env: Mapping[str, str], resource: Resource) -> Any:
     """With a logs exporter, `logging` records carry the trace and span of the request they are in."""
     exporters = _exporters("logs", env)
     if not exporters:
-        return
+        return None
     from opentelemetry._logs import set_logger_provider
     from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
@@ -245,6 +252,31 @@ def _configure_logs(env: Mapping[str, str], resource: Resource) -> None:
         warnings.simplefilter("ignore", DeprecationWarning)
         handler = LoggingHandler(level=logging.NOTSET, logger_provider=provider)
     logging.getLogger().addHandler(handler)
+    return provider
+
+
+def _flush_on_sigterm(providers: list[Any]) -> None:
+    """Flush on SIGTERM too, then die of it as before.
+
+    The SDK flushes in `atexit`, which a process killed by SIGTERM never runs; uvicorn, for
+    one, re-raises SIGTERM after its graceful shutdown. Only when nobody else handles SIGTERM,
+    and only from the main thread, where Python allows handlers.
+    """
+    if not providers or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def flush_then_terminate(signum: int, frame: object) -> None:
+        for provider in providers:
+            try:
+                provider.shutdown()
+            except Exception as exc:
+                logger.debug("mcpobs: flush on SIGTERM failed: %r", exc)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, flush_then_terminate)
 
 
 def _is_positive_number(text: str) -> bool:

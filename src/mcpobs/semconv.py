@@ -30,6 +30,8 @@ __all__ = [
     "Boundary",
     "MetricSpec",
     "Outcome",
+    "prometheus_label",
+    "prometheus_name",
     "span_name",
 ]
 
@@ -351,6 +353,30 @@ STALE_CALLS: Final = _metric(
     _M,
     (GEN_AI_TOOL_NAME,),
 )
+
+
+# --- Names in Prometheus -------------------------------------------------------------------
+
+_PROMETHEUS_UNITS: Final = {"s": "seconds", "ms": "milliseconds", "By": "bytes", "1": ""}
+
+
+def prometheus_name(spec: MetricSpec) -> str:
+    """The metric's name once Prometheus's OTLP receiver has translated it (its default).
+
+    Dots become underscores, a unit adds its suffix (``s`` -> ``_seconds``; an annotation
+    such as ``{request}`` adds none), counters end in ``_total``. A histogram's series add
+    ``_bucket``, ``_sum`` and ``_count`` to this name.
+    """
+    name = spec.name.replace(".", "_")
+    unit = "" if spec.unit.startswith("{") else _PROMETHEUS_UNITS.get(spec.unit, spec.unit)
+    if unit and not name.endswith("_" + unit):
+        name += "_" + unit
+    return name + "_total" if spec.instrument == "counter" else name
+
+
+def prometheus_label(attribute: str) -> str:
+    """The label an attribute becomes in Prometheus (``gen_ai.tool.name`` -> ``gen_ai_tool_name``)."""
+    return attribute.replace(".", "_")
 
 
 # --- Span names ----------------------------------------------------------------------------

@@ -1,0 +1,162 @@
+"""Real Jaeger v2 and Prometheus v3 processes on free loopback ports, for the end-to-end tests.
+
+The binaries come from `scripts/build-backends` (Go, from the module proxy) in
+``$MCPOBS_BACKENDS_BIN`` (default ``~/.cache/mcpobs/bin``). Without them the tests skip
+with instructions, except under ``CI=true``, where a missing backend is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+BIN = Path(os.environ.get("MCPOBS_BACKENDS_BIN", Path.home() / ".cache" / "mcpobs" / "bin"))
+
+
+def binaries() -> tuple[Path, Path]:
+    """Paths of jaeger and prometheus; skips (fails under CI=true) when one is missing."""
+    jaeger, prometheus = BIN / "jaeger", BIN / "prometheus"
+    missing = [p.name for p in (jaeger, prometheus) if not os.access(p, os.X_OK)]
+    if missing:
+        message = (
+            f"{' and '.join(missing)} not found in {BIN}: run scripts/build-backends (needs Go; builds "
+            "Jaeger v1.76.0 and Prometheus v0.316.0 from the Go module proxy), or set MCPOBS_BACKENDS_BIN "
+            "to a directory holding both binaries."
+        )
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return jaeger, prometheus
+
+
+def get(url: str, params: dict[str, Any] | None = None, timeout: float = 10) -> tuple[int, bytes]:
+    """GET a loopback URL; (status, body), with connection failures as status 0."""
+    if params:
+        url += "?" + urllib.parse.urlencode(params)
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+    except OSError:
+        return 0, b""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Backend:
+    name: str
+    url: str
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
+
+
+@contextmanager
+def run(name: str, cmd: list[str], ready_url: str, url: str, workdir: Path, env: dict[str, str]) -> Iterator[Backend]:
+    """Start a backend, wait until `ready_url` answers 200, stop it afterwards."""
+    log = workdir / f"{name}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env}, cwd=workdir)
+    backend = Backend(name, url, log, process)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{name} exited with {process.returncode}:\n{backend.log_tail()}")
+            if get(ready_url, timeout=1)[0] == 200:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} not ready at {ready_url} after 60s:\n{backend.log_tail()}")
+            time.sleep(0.2)
+        yield backend
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class Stack:
+    jaeger: Backend
+    prometheus: Backend
+    otlp_traces: str
+    otlp_metrics: str
+
+
+@contextmanager
+def stack(workdir: Path) -> Iterator[Stack]:
+    """Jaeger all-in-one (in-memory) and Prometheus with its OTLP receiver, on free ports."""
+    jaeger_bin, prometheus_bin = binaries()
+    ports = {k: free_port() for k in ("otlp_http", "otlp_grpc", "query", "query_grpc", "health", "prom")}
+    jaeger_env = {
+        "JAEGER_OTLP_HTTP": f"127.0.0.1:{ports['otlp_http']}",
+        "JAEGER_OTLP_GRPC": f"127.0.0.1:{ports['otlp_grpc']}",
+        "JAEGER_QUERY_HTTP": f"127.0.0.1:{ports['query']}",
+        "JAEGER_QUERY_GRPC": f"127.0.0.1:{ports['query_grpc']}",
+        "JAEGER_HEALTH": f"127.0.0.1:{ports['health']}",
+    }
+    jaeger_url = f"http://127.0.0.1:{ports['query']}"
+    prom_url = f"http://127.0.0.1:{ports['prom']}"
+    (workdir / "prometheus-data").mkdir(exist_ok=True)
+    prometheus_cmd = [
+        str(prometheus_bin),
+        f"--config.file={DEPLOY / 'prometheus.yml'}",
+        f"--storage.tsdb.path={workdir / 'prometheus-data'}",
+        f"--web.listen-address=127.0.0.1:{ports['prom']}",
+        "--web.enable-otlp-receiver",
+        "--enable-feature=exemplar-storage",
+    ]
+    with (
+        run(
+            "jaeger",
+            [str(jaeger_bin), "--config", str(DEPLOY / "jaeger.yaml")],
+            f"http://127.0.0.1:{ports['health']}/status",
+            jaeger_url,
+            workdir,
+            jaeger_env,
+        ) as jaeger,
+        run("prometheus", prometheus_cmd, f"{prom_url}/-/ready", prom_url, workdir, {}) as prometheus,
+    ):
+        yield Stack(
+            jaeger,
+            prometheus,
+            otlp_traces=f"http://127.0.0.1:{ports['otlp_http']}/v1/traces",
+            otlp_metrics=f"{prom_url}/api/v1/otlp/v1/metrics",
+        )
+
+
+def promql(prom_url: str, expr: str, at: float | None = None) -> list[dict[str, Any]]:
+    """An instant query; the result vector (or matrix) as Prometheus returns it."""
+    params: dict[str, Any] = {"query": expr}
+    if at is not None:
+        params["time"] = at
+    _, raw = get(f"{prom_url}/api/v1/query", params)
+    body = json.loads(raw or b"{}")
+    assert body.get("status") == "success", f"{expr!r}: {body}"
+    return body["data"]["result"]

@@ -1,0 +1,132 @@
+"""What a user sees in real Jaeger and Prometheus after `mcpobs.instrument()` and OTEL_* variables."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import CLIENT_SERVICE, SERVER_SERVICE, Session
+
+from mcpobs import semconv as S
+
+pytestmark = pytest.mark.e2e
+
+SHOP_TOOLS = {
+    "get_order_status",
+    "quote_refund",
+    "slow_export",
+    "wait_for_stock",
+    "approve_refund",
+    "confirm_cancel",
+    "restock",
+}
+SPAN_KIND_SERVER, SPAN_KIND_CLIENT = 2, 3
+REQUESTS = S.prometheus_name(S.SERVER_REQUESTS)
+DURATION = S.prometheus_name(S.SERVER_OPERATION_DURATION)
+OUTCOME = S.prometheus_label(S.OUTCOME)
+TOOL = S.prometheus_label(S.GEN_AI_TOOL_NAME)
+
+
+def kind(span) -> int:
+    k = span.get("kind", 0)
+    return k if isinstance(k, int) else {"SPAN_KIND_SERVER": 2, "SPAN_KIND_CLIENT": 3}.get(k, 0)
+
+
+def server_spans(e2e: Session, name: str | None = None) -> list[dict]:
+    spans = [s for s in e2e.traces(SERVER_SERVICE) if kind(s) == SPAN_KIND_SERVER]
+    return [s for s in spans if name is None or s["name"] == name]
+
+
+def test_server_spans_carry_the_resource_from_the_standard_variables(e2e):
+    spans = server_spans(e2e, "tools/call get_order_status")
+    assert len(spans) == 8  # 3 ok + 1 tool error, twice
+    for span in spans:
+        assert span["resource"]["service.name"] == SERVER_SERVICE
+        assert span["resource"]["deployment.environment.name"] == "e2e"
+        assert span["attributes"][S.MCP_METHOD_NAME] == "tools/call"
+
+
+def test_every_outcome_of_the_taxonomy_reaches_jaeger(e2e):
+    seen = {s["attributes"].get(S.OUTCOME) for s in server_spans(e2e)}
+    assert {o.value for o in S.Outcome} <= seen
+
+
+def test_every_outcome_of_the_taxonomy_is_counted_in_prometheus(e2e):
+    rows = e2e.promql(f'sum by ({OUTCOME}) ({REQUESTS}{{job="{SERVER_SERVICE}"}})')
+    counted = {r["metric"][OUTCOME]: float(r["value"][1]) for r in rows}
+    assert set(counted) == {o.value for o in S.Outcome}
+    assert counted["ok"] >= 6 and counted["tool_error"] == 2 and counted["server_error"] == 2
+    assert counted["cancelled"] >= 2  # the two abandoned calls (closing the listen stream may add one)
+    (waits,) = e2e.promql(f'sum({REQUESTS}{{job="{SERVER_SERVICE}", {OUTCOME}="cancelled", {TOOL}="wait_for_stock"}})')
+    assert float(waits["value"][1]) == 2
+
+
+def test_cancelled_and_pending_rounds_are_not_latency_samples(e2e):
+    for outcome in ("cancelled", "pending_input"):
+        assert not e2e.promql(f'{DURATION}_count{{job="{SERVER_SERVICE}", {OUTCOME}="{outcome}"}}')
+    assert e2e.promql(f'{DURATION}_count{{job="{SERVER_SERVICE}", {OUTCOME}="ok"}}')
+
+
+def test_latency_histogram_has_the_convention_buckets(e2e):
+    rows = e2e.promql(f'{DURATION}_bucket{{job="{SERVER_SERVICE}", {TOOL}="get_order_status", {OUTCOME}="ok"}}')
+    bounds = {float(r["metric"]["le"]) for r in rows}
+    assert bounds == {*S.DURATION_BUCKETS, float("inf")}
+
+
+def test_metric_labels_are_bounded_no_unknown_tool_name(e2e):
+    tools = {r["metric"].get(TOOL) for r in e2e.promql(f'group by ({TOOL}) ({{job=~"mcpobs-e2e-.*", {TOOL}!=""}})')}
+    assert S.OTHER in tools  # the unknown tool was counted, under _OTHER
+    assert tools <= SHOP_TOOLS | {S.OTHER}
+    assert not e2e.promql('{gen_ai_tool_name="billing__create_invoice"}')
+
+
+def test_metric_labels_are_registry_attributes(e2e):
+    allowed = {S.prometheus_label(a) for spec in S.METRICS.values() for a in spec.attributes}
+    # Prometheus's own: the name, the service (job, instance), histogram bounds, the promoted resource attribute.
+    allowed |= {"__name__", "job", "instance", "le", "deployment_environment_name"}
+    series = e2e.promql('{job=~"mcpobs-e2e-.*", __name__=~"mcp_.*|mcpobs_.*"}')
+    assert series
+    names = {label for r in series for label in r["metric"]}
+    assert names <= allowed, names - allowed
+
+
+def test_client_and_server_spans_of_one_call_form_one_trace(e2e):
+    client = [s for s in e2e.traces(CLIENT_SERVICE) if kind(s) == SPAN_KIND_CLIENT]
+    by_id = {s["spanId"]: s for s in client}
+    joined = [s for s in server_spans(e2e, "tools/call get_order_status") if s.get("parentSpanId") in by_id]
+    if not client:
+        pytest.xfail("client spans are not emitted yet (mcpobs._client is being built)")
+    assert len(joined) == 8
+    for server in joined:
+        parent = by_id[server["parentSpanId"]]
+        assert parent["traceId"] == server["traceId"]
+        assert parent["name"] == "tools/call get_order_status"
+        assert parent["resource"]["service.name"] == CLIENT_SERVICE
+
+
+def test_progress_reports_are_spans_under_the_tool_span_capped(e2e):
+    spans = e2e.traces(SERVER_SERVICE)
+    exports = server_spans(e2e, "tools/call slow_export")
+    progress = [s for s in spans if S.PROGRESS_VALUE in s["attributes"]]
+    if not progress:
+        pytest.xfail("progress spans are not emitted yet (mcpobs._progress is being built)")
+    per_call = {e["spanId"]: [p for p in progress if p.get("parentSpanId") == e["spanId"]] for e in exports}
+    counts = sorted(len(children) for children in per_call.values())
+    assert counts == [5, 5, S.DEFAULT_MAX_PROGRESS_SPANS, S.DEFAULT_MAX_PROGRESS_SPANS]
+    capped = [e for e in exports if e["attributes"].get(S.PROGRESS_DROPPED)]
+    assert sorted(e["attributes"][S.PROGRESS_DROPPED] for e in capped) == [30, 30]
+
+
+def test_progress_metrics_count_every_report_and_capped_operations(e2e):
+    reports = S.prometheus_name(S.PROGRESS_REPORTS)
+    capped = S.prometheus_name(S.PROGRESS_CAPPED)
+    rows = e2e.promql(f'sum({reports}{{job="{SERVER_SERVICE}", {TOOL}="slow_export"}})')
+    if not rows:
+        pytest.xfail("progress metrics are not emitted yet (mcpobs._progress is being built)")
+    assert float(rows[0]["value"][1]) == 2 * (5 + 230)
+    (row,) = e2e.promql(f'sum({capped}{{job="{SERVER_SERVICE}"}})')
+    assert float(row["value"][1]) == 2
+
+
+def test_no_telemetry_failures_were_logged(e2e):
+    for log in (e2e.server_log, e2e.client_log):
+        assert "telemetry failed" not in log
+        assert "Failed to export" not in log
