@@ -1,0 +1,86 @@
+"""Render docs/reference.md from the registry, so the reference can never drift from the code.
+
+`python -m mcpobs reference > docs/reference.md` regenerates it; a test fails when the
+committed file differs from what this renders.
+"""
+
+from __future__ import annotations
+
+from mcpobs import semconv as S
+
+
+def _row(*cells: object) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def render() -> str:
+    lines = [
+        "# Reference: every name mcpobs emits",
+        "",
+        "<!-- Generated from src/mcpobs/semconv.py by `python -m mcpobs reference`; do not edit by hand. -->",
+        "",
+        f"Pinned to **{S.CONVENTION_NAME}, {S.CONVENTION_VERSION}** (status: {S.CONVENTION_STATUS}),",
+        f"<{S.CONVENTION_SOURCE}>. Tracer and meter schema URL: `{S.SCHEMA_URL}`.",
+        f"Instrumentation scope: `{S.INSTRUMENTATION_NAME}`.",
+        "",
+        "## Outcomes (`mcpobs.outcome`)",
+        "",
+        _row("outcome", "span status", S.ERROR_TYPE, "latency sample", "counts against error ratio"),
+        _row("---", "---", "---", "---", "---"),
+    ]
+    for outcome in S.Outcome:
+        error = outcome in S.ERROR_OUTCOMES
+        error_type = {"tool_error": "`tool_error`", "server_error": "exception class or JSON-RPC code"}.get(
+            outcome.value, "none"
+        )
+        lines.append(
+            _row(
+                f"`{outcome.value}`",
+                "ERROR" if error else "UNSET",
+                error_type,
+                "yes" if outcome in S.LATENCY_OUTCOMES else "no",
+                "yes" if error else "no",
+            )
+        )
+    lines += [
+        "",
+        "## Failure boundaries (`mcpobs.failure.boundary`)",
+        "",
+        "Set on every request that failed (`tool_error`, `server_error`, `client_error`); the values, "
+        "in the order a request meets them: " + ", ".join(f"`{b.value}`" for b in S.Boundary) + ".",
+        "",
+        "## Attributes",
+        "",
+        _row("name", "origin", "on", "meaning"),
+        _row("---", "---", "---", "---"),
+    ]
+    for spec in sorted(S.ATTRIBUTES.values(), key=lambda a: (a.origin != "convention", a.name)):
+        lines.append(_row(f"`{spec.name}`", spec.origin, spec.where, spec.brief))
+    lines += ["", "## Metrics", "", _row("name", "instrument", "unit", "origin", "attributes", "meaning")]
+    lines.append(_row("---", "---", "---", "---", "---", "---"))
+    for metric in S.METRICS.values():
+        attrs = ", ".join(f"`{a}`" for a in metric.attributes) or "none"
+        lines.append(
+            _row(f"`{metric.name}`", metric.instrument, f"`{metric.unit}`", metric.origin, attrs, metric.brief)
+        )
+    lines += [
+        "",
+        f"Duration histograms use the conventions' buckets (seconds): {', '.join(map(str, S.DURATION_BUCKETS))}.",
+        "",
+        "## Bounds",
+        "",
+        _row("what", "bound"),
+        _row("---", "---"),
+        _row("any string attribute value", f"{S.DEFAULT_MAX_ATTRIBUTE_LENGTH} characters (`max_attribute_length`)"),
+        _row("progress spans per operation", f"{S.DEFAULT_MAX_PROGRESS_SPANS} (`max_progress_spans`)"),
+        _row("captured arguments or results", f"{S.DEFAULT_MAX_CONTENT_LENGTH} characters (`max_content_length`)"),
+        _row("names learned from a lowlevel server's listings", str(S.MAX_LEARNED_NAMES)),
+        _row("cancellation reason", f"{S.MAX_REASON_LENGTH} characters"),
+        _row("unregistered tool, prompt, method or version", f"recorded as `{S.OTHER}` in names and labels"),
+        "",
+        "## Where mcpobs departs from the pinned conventions",
+        "",
+    ]
+    for what, why in S.DEVIATIONS:
+        lines.append(f"- **{what}**: {why}")
+    return "\n".join(lines) + "\n"

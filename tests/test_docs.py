@@ -1,0 +1,38 @@
+"""The documentation that is generated stays in step with the registry."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from mcpobs import semconv as S
+from mcpobs._reference import render
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_reference_is_regenerated_from_the_registry():
+    committed = (ROOT / "docs" / "reference.md").read_text()
+    assert committed == render(), "docs/reference.md is stale: run `python -m mcpobs reference > docs/reference.md`"
+
+
+def test_no_name_is_spelled_outside_the_registry():
+    names = r"mcpobs\.[a-z_.]+|gen_ai\.|error\.type|rpc\.|network\.|jsonrpc\.|mcp\.(method|protocol|resource|session|server\.op|client\.op)"
+    pattern = re.compile(rf"""["']({names})""")
+    offenders = []
+    for path in (ROOT / "src" / "mcpobs").rglob("*.py"):
+        if path.name == "semconv.py":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if pattern.search(line) and "getLogger" not in line and "import" not in line:
+                offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_pydoc_reads_well():
+    out = subprocess.run([sys.executable, "-m", "pydoc", "mcpobs"], capture_output=True, text=True, check=True).stdout
+    for name in ("instrument", "uninstrument", "MCPInstrumentor"):
+        assert name in out
+    assert S.CONVENTION_VERSION.split()[-1] in S.CONVENTION_SOURCE
