@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from opentelemetry.trace import SpanKind
 from shop import create_server
 from transports import send_raw
 
@@ -19,7 +20,7 @@ async def test_ten_thousand_bogus_tools_and_methods_make_two_span_names(mcpobs_t
             await client.call_tool(f"no_such_tool_{i}", {})
             with pytest.raises(MCPError):
                 await send_raw(client, f"bogus/method_{i}", {})
-    names = {s.name for s in mcpobs_telemetry.spans()}
+    names = {s.name for s in mcpobs_telemetry.spans() if s.kind is SpanKind.SERVER}
     assert names - {"server/discover", "tools/list"} == {"tools/call", S.OTHER}
     tool_labels = {p.attributes.get(S.GEN_AI_TOOL_NAME) for p in mcpobs_telemetry.points(S.SERVER_REQUESTS.name)}
     assert tool_labels <= {None, S.OTHER}
@@ -58,7 +59,7 @@ async def test_non_string_names_and_versions_are_bounded(mcpobs_telemetry):
     async with Client(create_server(), mode="legacy") as client:
         with pytest.raises(MCPError):
             await send_raw(client, "tools/call", {"name": {"nested": ["x"] * 100}, "arguments": {}})
-    (span,) = [s for s in mcpobs_telemetry.spans() if s.name == "tools/call"]
+    (span,) = mcpobs_telemetry.spans_named("tools/call", SpanKind.SERVER)
     assert span.attributes[S.OUTCOME] == "client_error"
     for point in mcpobs_telemetry.points(S.SERVER_REQUESTS.name):
         assert point.attributes.get(S.GEN_AI_TOOL_NAME) in (None, S.OTHER)

@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 from mcp.server._otel import OpenTelemetryMiddleware
 from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.trace import SpanKind
 from shop import create_server
 
 import mcpobs
@@ -93,9 +94,10 @@ async def test_lowlevel_server_names_come_from_its_own_listing(mcpobs_telemetry)
         await client.list_tools()
         await client.call_tool("echo", {})
         await client.call_tool("made_up", {})
-    names = [s.name for s in mcpobs_telemetry.spans() if s.attributes[S.MCP_METHOD_NAME] == "tools/call"]
+    server_spans = [s for s in mcpobs_telemetry.spans() if s.kind is SpanKind.SERVER]
+    names = [s.name for s in server_spans if s.attributes[S.MCP_METHOD_NAME] == "tools/call"]
     assert names[-2:] == ["tools/call echo", "tools/call"]
-    assert all(s.attributes[S.OUTCOME] == "ok" for s in mcpobs_telemetry.spans())
+    assert all(s.attributes[S.OUTCOME] == "ok" for s in server_spans)
 
 
 def test_opentelemetry_instrument_loads_it_with_no_code(tmp_path: Path):

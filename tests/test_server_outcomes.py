@@ -151,8 +151,8 @@ async def test_prompts_are_named_only_when_registered(mcpobs_telemetry):
             await client.get_prompt("no_such_prompt", {})
 
     await run_calls("auto", calls)
-    assert mcpobs_telemetry.span("prompts/get refund_reply").attributes[S.OUTCOME] == "ok"
-    unknown = mcpobs_telemetry.span("prompts/get")
+    assert mcpobs_telemetry.server_span("prompts/get refund_reply").attributes[S.OUTCOME] == "ok"
+    unknown = mcpobs_telemetry.server_span("prompts/get")
     assert unknown.attributes[S.OUTCOME] == "client_error"
     assert unknown.attributes[S.FAILURE_BOUNDARY] == "discovery"
 
@@ -169,7 +169,7 @@ async def test_mcp_error_raised_by_a_tool_is_a_server_error_with_its_code(mcpobs
     async with Client(server) as client:
         with pytest.raises(MCPError):
             await client.call_tool("ledger", {})
-    span = mcpobs_telemetry.span("tools/call ledger")
+    span = mcpobs_telemetry.server_span("tools/call ledger")
     assert span.attributes[S.OUTCOME] == "server_error"
     assert span.attributes[S.ERROR_TYPE] == "-32000"
     assert span.attributes[S.RPC_RESPONSE_STATUS_CODE] == "-32000"
@@ -185,7 +185,7 @@ async def test_one_span_per_request_replacing_the_sdk_middleware(mcpobs_telemetr
 
     async with Client(server) as client:
         await client.call_tool("get_order_status", {"order_id": "O-1873"})
-    names = [s.name for s in mcpobs_telemetry.spans()]
+    names = [s.name for s in mcpobs_telemetry.spans() if s.kind is SpanKind.SERVER]
     assert names.count("tools/call get_order_status") == 1
     assert {s.instrumentation_scope.name for s in mcpobs_telemetry.spans()} == {"mcpobs"}
     scope = mcpobs_telemetry.spans()[0].instrumentation_scope

@@ -8,7 +8,7 @@ from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
-from mcpobs import _autoconfig, _cancellation, _mrtr, _patches, _progress, _server, _subscriptions
+from mcpobs import _autoconfig, _cancellation, _client, _http, _mrtr, _patches, _progress, _server, _subscriptions
 from mcpobs._config import settings_from
 from mcpobs._guard import guarded
 from mcpobs._server import ServerMiddleware
@@ -44,12 +44,15 @@ class MCPInstrumentor(BaseInstrumentor):
             + _progress.patches(telemetry)
             + _mrtr.patches()
             + _subscriptions.patches(telemetry)
+            + _client.patches(telemetry)
+            + _http.patches(telemetry)
         )
 
     def _uninstrument(self, **kwargs: Any) -> None:
         _patches.remove(getattr(self, "_applied", []))
         self._applied = []
         _subscriptions.deactivate()
+        _http.deactivate()
         for server in list(getattr(self, "_servers", ())):
             with guarded("server restore"):
                 _restore(server)

@@ -14,7 +14,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, StatusCode
 
-from mcpobs import _cancellation, _outcome, _propagation, _state
+from mcpobs import _cancellation, _http, _outcome, _propagation, _state
 from mcpobs import semconv as S
 from mcpobs._guard import guarded, report
 from mcpobs._names import ServerNames, bounded_version
@@ -105,6 +105,7 @@ class ServerMiddleware:
             attrs[S.NETWORK_TRANSPORT] = transport
             if transport == "tcp":
                 attrs[S.NETWORK_PROTOCOL_NAME] = "http"
+                _http.mark_reached(raw_method)  # the HTTP boundary then leaves this request to us
             labels[S.NETWORK_TRANSPORT] = transport
         labels[S.MCP_PROTOCOL_VERSION] = attrs[S.MCP_PROTOCOL_VERSION]
 
@@ -112,7 +113,9 @@ class ServerMiddleware:
         links = None
         if parent is not None:
             ambient = trace.get_current_span().get_span_context()
-            if ambient.is_valid:  # e.g. an HTTP server span: link it, as the conventions ask
+            # e.g. an HTTP server span: link it, as the conventions ask. In process the
+            # ambient span is the client span that is already the parent: no link to itself.
+            if ambient.is_valid and ambient.span_id != trace.get_current_span(parent).get_span_context().span_id:
                 links = [Link(ambient)]
         span = tel.tracer.start_span(
             S.span_name(method, target), context=parent, kind=SpanKind.SERVER, attributes=attrs, links=links

@@ -2,11 +2,13 @@
 
 Use the ``mcpobs_telemetry`` fixture, then build your server inside the test::
 
+    from mcpobs import semconv
+
     async def test_refund_tool_reports_a_tool_error(mcpobs_telemetry):
         async with Client(create_server()) as client:
             await client.call_tool("quote_refund", {"order_id": "O-1"})
-        span = mcpobs_telemetry.span("tools/call quote_refund")
-        assert span.attributes["mcpobs.outcome"] == "tool_error"
+        span = mcpobs_telemetry.server_span("tools/call quote_refund")
+        assert span.attributes[semconv.OUTCOME] == semconv.Outcome.TOOL_ERROR
 
 The fixture instruments with in-memory exporters for the test and uninstruments after it.
 Servers must be built inside the test (after instrumentation), as in production they are
@@ -24,6 +26,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 
 __all__ = ["CapturedTelemetry", "capture", "mcpobs_telemetry"]
 
@@ -42,12 +45,21 @@ class CapturedTelemetry:
         """Finished spans, in the order they ended."""
         return list(self.exporter.get_finished_spans())
 
-    def spans_named(self, name: str) -> list[ReadableSpan]:
-        return [s for s in self.spans() if s.name == name]
+    def spans_named(self, name: str, kind: SpanKind | None = None) -> list[ReadableSpan]:
+        """Finished spans with this name, of one kind (SERVER, CLIENT, ...) when given."""
+        return [s for s in self.spans() if s.name == name and (kind is None or s.kind is kind)]
 
-    def span(self, name: str) -> ReadableSpan:
-        """The one finished span with this name; fails if there are none or several."""
-        found = self.spans_named(name)
+    def server_span(self, name: str) -> ReadableSpan:
+        """The one SERVER span with this name (client spans share the conventions' names)."""
+        return self.span(name, SpanKind.SERVER)
+
+    def client_span(self, name: str) -> ReadableSpan:
+        """The one CLIENT span with this name."""
+        return self.span(name, SpanKind.CLIENT)
+
+    def span(self, name: str, kind: SpanKind | None = None) -> ReadableSpan:
+        """The one finished span with this name (and kind); fails if there are none or several."""
+        found = self.spans_named(name, kind)
         assert len(found) == 1, (
             f"expected one span {name!r}, found {len(found)}: {sorted(s.name for s in self.spans())}"
         )

@@ -1,0 +1,478 @@
+"""The client side: one CLIENT span per outbound request, joined to the server's trace.
+
+`ClientSession.send_request` and `send_discover` carry every request the SDK's client
+sends, whatever the transport, so a span opened there is current while the SDK writes the
+request. On the JSON-RPC transports (stdio, legacy in-memory, Streamable HTTP) the SDK injects
+`traceparent` itself; its own `MCP send` span is swapped for a pass-through so the injected
+context is mcpobs's span and there is one span per request. In-process (`DirectDispatcher`)
+nothing is injected, so mcpobs writes `traceparent` into the request's `_meta` itself.
+
+`ClientSession.call_tool` validates a result against the tool's cached output schema after
+the request returns; it opens the call's span so that failure lands on it, and the
+`tools/list` the validation may issue nests under it.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp_types import methods as _methods
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, StatusCode
+
+from mcpobs import _outcome, _propagation
+from mcpobs import semconv as S
+from mcpobs._guard import guarded, report
+from mcpobs._names import bounded_version
+from mcpobs._outcome import Classification
+from mcpobs._patches import Patch
+from mcpobs._telemetry import Telemetry
+from mcpobs.semconv import Outcome
+
+_KNOWN_METHODS = (
+    frozenset(_methods.SPEC_CLIENT_METHODS)
+    | frozenset(_methods.SPEC_CLIENT_NOTIFICATION_METHODS)
+    | frozenset(method for method, _version in _methods.SERVER_REQUESTS)  # a server's requests to its client
+)
+_TARGETED = {"tools/call": S.GEN_AI_TOOL_NAME, "prompts/get": S.GEN_AI_PROMPT_NAME}
+_REQUEST_TIMEOUT = -32001  # the SDK's code for a request whose read timeout elapsed
+
+OUTPUT_VALIDATION = Classification(Outcome.SERVER_ERROR, None, S.OUTPUT_VALIDATION)
+TIMED_OUT = Classification(Outcome.CANCELLED, None, S.TIMEOUT, _REQUEST_TIMEOUT)
+TOOL_ERROR = Classification(Outcome.TOOL_ERROR, None, S.TOOL_ERROR)
+
+
+class _Call:
+    """One outbound request (or notification) and its span."""
+
+    __slots__ = ("cls", "elapsed", "labels", "method", "owner", "session", "span", "start", "target_attr")
+
+    def __init__(self, session: Any, method: str, span: Span, labels: dict[str, Any]) -> None:
+        self.session = session
+        self.method = method
+        self.span = span
+        self.labels = labels
+        self.start = time.perf_counter()
+        self.elapsed: float | None = None
+        self.cls: Classification | None = None
+        self.owner = False
+        """True while `ClientSession.call_tool` holds the span and the request has not claimed it."""
+
+
+_current: ContextVar[_Call | None] = ContextVar("mcpobs_client_call", default=None)
+"""The client request being sent in this context; read by the injection hooks."""
+
+_connections: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+"""Per `ClientSession`: server.address/port and network.transport, learned from `Client`."""
+
+
+class ClientNames:
+    """Bounds the tool and prompt names a client puts in span names and metric labels.
+
+    A client sends whatever name its host (or a model) chose. Once the session has listed
+    the server's tools, only listed tools are named; before that (and for prompts) the first
+    `MAX_LEARNED_NAMES` distinct names are kept and later ones become `_OTHER`.
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def bound(self, name: object, listed: Mapping[str, Any] | None = None) -> str:
+        if not isinstance(name, str):
+            return S.OTHER
+        if listed:
+            return name if name in listed else S.OTHER
+        if name in self._seen:
+            return name
+        if len(self._seen) < S.MAX_LEARNED_NAMES:
+            self._seen.add(name)
+            return name
+        return S.OTHER
+
+
+class ClientHooks:
+    """The wrappers, sharing one `Telemetry` and one `ClientNames`."""
+
+    def __init__(self, telemetry: Telemetry) -> None:
+        self.telemetry = telemetry
+        self.names = ClientNames()
+
+    # -- opening ----------------------------------------------------------------------------
+
+    def _open(self, session: Any, method: str, params: Mapping[str, Any] | None, version: object) -> _Call:
+        tel = self.telemetry
+        known = method if method in _KNOWN_METHODS else S.OTHER
+        version = bounded_version(version if version is not None else getattr(session, "protocol_version", None))
+        attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known, S.MCP_PROTOCOL_VERSION: version}
+        labels: dict[str, Any] = {S.MCP_METHOD_NAME: known, S.MCP_PROTOCOL_VERSION: version}
+        target = None
+        target_attr = _TARGETED.get(known)
+        if target_attr is not None and params:
+            raw = params.get("name")
+            if raw is not None:
+                listed = getattr(session, "_tool_output_schemas", None) if known == "tools/call" else None
+                target = self.names.bound(raw, listed if isinstance(listed, Mapping) else None)
+                attrs[target_attr] = tel.bound(raw)
+                labels[target_attr] = target
+                if target == S.OTHER:
+                    target = None
+            if known == "tools/call":
+                attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
+        elif known == "resources/read" and params and isinstance(params.get("uri"), str):
+            attrs[S.MCP_RESOURCE_URI] = tel.bound(params["uri"])
+        connection = _connections.get(session)
+        if connection:
+            attrs.update(connection)
+            transport = connection.get(S.NETWORK_TRANSPORT)
+            if transport is not None:
+                labels[S.NETWORK_TRANSPORT] = transport
+        span = tel.tracer.start_span(S.span_name(known, target), kind=SpanKind.CLIENT, attributes=attrs)
+        return _Call(session, method, span, labels)
+
+    def _try_open(self, session: Any, method: str, params: Any, version: object = None) -> _Call | None:
+        try:
+            return self._open(session, method, params if isinstance(params, Mapping) else None, version)
+        except Exception as exc:
+            report("client span start", exc)
+            return None
+
+    # -- closing ----------------------------------------------------------------------------
+
+    def _settle(self, call: _Call, result: Any, exc: BaseException | None) -> None:
+        """Classify the request's reply; the span may stay open for `call_tool`."""
+        with guarded("client classification"):
+            call.elapsed = time.perf_counter() - call.start
+            call.cls = _from_exception(exc) if exc is not None else _from_result(call.method, result)
+
+    def _finish(self, call: _Call, exc: BaseException | None = None) -> None:
+        try:
+            if call.cls is None:  # the request never ran (e.g. call_tool failed before sending)
+                call.elapsed = time.perf_counter() - call.start
+                call.cls = _from_exception(exc) if exc is not None else _outcome.OK
+            cls = call.cls
+            span = call.span
+            if span.is_recording():
+                attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
+                if cls.error_type is not None:
+                    attrs[S.ERROR_TYPE] = cls.error_type
+                if cls.rpc_code is not None:
+                    attrs[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+                span.set_attributes(attrs)
+                if cls.error_type is not None:  # on the client every failed request is an error
+                    if exc is not None and cls.error_type == type(exc).__qualname__:
+                        span.record_exception(exc)  # a local failure; server messages stay out
+                    span.set_status(StatusCode.ERROR, cls.error_type)
+            span.end()
+            self._record(call, cls)
+        except Exception as err:
+            report("client span end", err)
+            with guarded("client span end (fallback)"):
+                call.span.end()
+
+    def _record(self, call: _Call, cls: Classification) -> None:
+        tel = self.telemetry
+        labels = dict(call.labels)
+        labels[S.OUTCOME] = cls.outcome.value
+        if cls.error_type is not None:
+            labels[S.ERROR_TYPE] = cls.error_type
+        if cls.rpc_code is not None:
+            labels[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+        if cls.outcome in S.LATENCY_OUTCOMES and call.elapsed is not None:
+            tel.client_duration.record(call.elapsed, labels)
+        tel.client_requests.add(1, {k: labels[k] for k in _COUNTER_LABELS if k in labels})
+
+    # -- the seams --------------------------------------------------------------------------
+
+    async def send_request(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.send_request`: the span for one request."""
+        held = _current.get()
+        if held is not None and held.owner and held.session is instance and _method_of(args, kwargs) == held.method:
+            held.owner = False  # this request is the one `call_tool` opened the span for
+            try:
+                result = await wrapped(*args, **kwargs)
+            except BaseException as exc:
+                self._settle(held, None, exc)
+                raise
+            self._settle(held, result, None)
+            return result
+        call = None
+        with guarded("client span start"):
+            request = args[0] if args else kwargs.get("request")
+            params = _params_of(request)
+            version = params.get("protocolVersion") if params and request.method == "initialize" else None
+            call = self._try_open(instance, request.method, params, version)
+        return await self._run(call, wrapped, args, kwargs)
+
+    async def send_discover(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.send_discover`, which bypasses `send_request`."""
+        version = args[0] if args else kwargs.get("version")
+        call = self._try_open(instance, "server/discover", None, version)
+        return await self._run(call, wrapped, args, kwargs)
+
+    async def send_notification(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.send_notification`: notifications join the trace too."""
+        call = None
+        with guarded("client notification span"):
+            notification = args[0] if args else kwargs.get("notification")
+            call = self._try_open(instance, notification.method, None)
+        return await self._run(call, wrapped, args, kwargs)
+
+    async def _run(self, call: _Call | None, wrapped: Any, args: Any, kwargs: Any) -> Any:
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        tokens = _enter(call)
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            _leave(tokens)
+            self._settle(call, None, exc)
+            self._finish(call, exc)
+            raise
+        _leave(tokens)
+        self._settle(call, result, None)
+        self._finish(call)
+        return result
+
+    async def call_tool(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.call_tool`: its span also covers output-schema validation."""
+        call = None
+        with guarded("client call_tool span"):
+            name = args[0] if args else kwargs.get("name")
+            call = self._try_open(instance, "tools/call", {"name": name})
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        call.owner = True
+        tokens = _enter(call)
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            _leave(tokens)
+            self._finish(call, exc)
+            raise
+        _leave(tokens)
+        self._finish(call)
+        return result
+
+    async def validate_tool_result(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.validate_tool_result`: a result the client rejects is an error."""
+        try:
+            return await wrapped(*args, **kwargs)
+        except RuntimeError:
+            with guarded("client output validation"):
+                call = _current.get()
+                if (
+                    call is not None
+                    and call.session is instance
+                    and call.cls is not None
+                    and call.cls.outcome is Outcome.OK
+                ):
+                    call.cls = OUTPUT_VALIDATION
+            raise
+
+    def otel_span(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Replaces the SDK's `MCP send` span in `JSONRPCDispatcher.send_raw_request`."""
+        return self._sdk_span(wrapped, args, kwargs)
+
+    @contextmanager
+    def _sdk_span(self, wrapped: Any, args: Any, kwargs: Any) -> Iterator[Span]:
+        call = _current.get()
+        if call is not None and trace.get_current_span() is call.span:
+            # mcpobs's span is current: the SDK injects it. Keep the request id; yield a
+            # non-recording span so the SDK's own error attributes do not overwrite ours.
+            with guarded("client request id"):
+                request_id = (kwargs.get("attributes") or {}).get(S.JSONRPC_REQUEST_ID)
+                if request_id is not None and call.span.is_recording():
+                    call.span.set_attribute(S.JSONRPC_REQUEST_ID, self.telemetry.bound(request_id))
+            yield INVALID_SPAN
+            return
+        # A request sent outside `ClientSession` (a server's request to its client at
+        # revisions before 2026-07-28, or a raw dispatcher call): the sender is the CLIENT.
+        with self._outbound_span(args, kwargs) as span:
+            yield span
+
+    @contextmanager
+    def _outbound_span(self, args: Any, kwargs: Any) -> Iterator[Span]:
+        span = None
+        token = None
+        with guarded("outbound request span"):
+            attributes = kwargs.get("attributes") or {}
+            method = attributes.get(S.MCP_METHOD_NAME)
+            known = method if method in _KNOWN_METHODS else S.OTHER
+            attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known}
+            request_id = attributes.get(S.JSONRPC_REQUEST_ID)
+            if request_id is not None:
+                attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
+            span = self.telemetry.tracer.start_span(S.span_name(known), kind=SpanKind.CLIENT, attributes=attrs)
+            token = otel_context.attach(trace.set_span_in_context(span))
+        if span is None:
+            yield INVALID_SPAN
+            return
+        outcome = Outcome.OK
+        try:
+            yield span  # the SDK sets error.type and the status on a JSON-RPC error reply
+            status = getattr(span, "status", None)
+            if status is not None and status.status_code is StatusCode.ERROR:
+                outcome = Outcome.SERVER_ERROR
+        except BaseException as exc:
+            outcome = Outcome.CANCELLED if _outcome.is_cancellation(exc) else Outcome.SERVER_ERROR
+            if outcome is Outcome.SERVER_ERROR:
+                with guarded("outbound request span error"):
+                    span.set_attribute(S.ERROR_TYPE, type(exc).__qualname__)
+                    span.set_status(StatusCode.ERROR, type(exc).__qualname__)
+            raise
+        finally:
+            with guarded("outbound request span end"):
+                otel_context.detach(token)  # type: ignore[arg-type]
+                span.set_attribute(S.OUTCOME, outcome.value)
+                span.end()
+
+    async def direct_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `DirectDispatcher.send_raw_request`: in process the SDK injects nothing."""
+        with guarded("in-process trace context"):
+            args, kwargs = _with_trace_context(args, kwargs, "params", 1)
+        return await wrapped(*args, **kwargs)
+
+    async def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `JSONRPCDispatcher.notify`: `notifications/cancelled` carries the request's trace."""
+        with guarded("notification trace context"):
+            args, kwargs = _with_trace_context(args, kwargs, "params", 1)
+        return await wrapped(*args, **kwargs)
+
+    async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `Client._build_session`: learn where the session's server is."""
+        return self._remember_connection(await wrapped(*args, **kwargs), instance)
+
+    def _remember_connection(self, session: Any, client: Any) -> Any:
+        with guarded("client connection attributes"):
+            attrs = _connection_attributes(client.server)
+            if attrs:
+                _connections[session] = attrs
+        return session
+
+
+_COUNTER_LABELS = S.CLIENT_REQUESTS.attributes
+
+
+def _enter(call: _Call) -> tuple[object, object]:
+    return _current.set(call), otel_context.attach(trace.set_span_in_context(call.span))
+
+
+def _leave(tokens: tuple[Any, Any]) -> None:
+    with guarded("client context detach"):
+        otel_context.detach(tokens[1])
+        _current.reset(tokens[0])
+
+
+def _with_trace_context(args: Any, kwargs: Any, name: str, index: int) -> tuple[Any, Any]:
+    """Add `traceparent` to the outgoing params' `_meta` when an mcpobs client span is current."""
+    call = _current.get()
+    if call is None or trace.get_current_span() is not call.span:
+        return args, kwargs
+    params = args[index] if len(args) > index else kwargs.get(name)
+    if params is not None and not isinstance(params, Mapping):
+        return args, kwargs
+    out = dict(params or {})
+    meta = dict(out.get("_meta") or {})
+    if "traceparent" in meta:
+        return args, kwargs
+    _propagation.inject(meta)
+    out["_meta"] = meta
+    if len(args) > index:
+        return (*args[:index], out, *args[index + 1 :]), kwargs
+    return args, {**kwargs, name: out}
+
+
+def _method_of(args: Any, kwargs: Any) -> str | None:
+    request = args[0] if args else kwargs.get("request")
+    return getattr(request, "method", None)
+
+
+def _params_of(request: Any) -> dict[str, Any] | None:
+    params = getattr(request, "params", None)
+    if params is None:
+        return None
+    if isinstance(params, Mapping):
+        return dict(params)
+    # Only the fields that name the target; the rest (arguments) is private.
+    found: dict[str, Any] = {}
+    for field, key in (("name", "name"), ("uri", "uri"), ("protocol_version", "protocolVersion")):
+        value = getattr(params, field, None)
+        if value is not None:
+            found[key] = value
+    return found
+
+
+def _connection_attributes(server: object) -> dict[str, Any]:
+    from mcp.client.stdio import StdioServerParameters
+
+    if isinstance(server, str):
+        parts = urlsplit(server)
+        attrs: dict[str, Any] = {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http"}
+        if parts.hostname:
+            attrs[S.SERVER_ADDRESS] = parts.hostname
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+        if port:
+            attrs[S.SERVER_PORT] = port
+        return attrs
+    if isinstance(server, StdioServerParameters):
+        return {S.NETWORK_TRANSPORT: "pipe"}
+    return {}
+
+
+def _from_result(method: str, result: object) -> Classification:
+    from mcp_types import CallToolResult, InputRequiredResult
+
+    if isinstance(result, InputRequiredResult):
+        return _outcome.PENDING_INPUT
+    if isinstance(result, CallToolResult) and result.is_error:
+        return TOOL_ERROR
+    return _outcome.OK
+
+
+def _from_exception(exc: BaseException) -> Classification:
+    from mcp.shared.exceptions import MCPError
+
+    if _outcome.is_cancellation(exc):
+        return _outcome.CANCELLED
+    if isinstance(exc, MCPError):
+        code = exc.error.code
+        if code == _REQUEST_TIMEOUT:
+            return TIMED_OUT
+        server_side = _outcome.from_exception(exc, "", True, True)
+        return Classification(server_side.outcome, None, str(code), code)
+    if isinstance(exc, TimeoutError):
+        return TIMED_OUT
+    return Classification(Outcome.SERVER_ERROR, None, type(exc).__qualname__)
+
+
+# -- the patches -----------------------------------------------------------------------------
+
+_SESSION = "mcp.client.session"
+_CLIENT = "mcp.client.client"
+_JSONRPC = "mcp.shared.jsonrpc_dispatcher"
+_DIRECT = "mcp.shared.direct_dispatcher"
+
+
+def patches(telemetry: Telemetry) -> list[Patch]:
+    """The client-side seams."""
+    hooks = ClientHooks(telemetry)
+    return [
+        Patch(_SESSION, "ClientSession.send_request", hooks.send_request),
+        Patch(_SESSION, "ClientSession.send_discover", hooks.send_discover),
+        Patch(_SESSION, "ClientSession.send_notification", hooks.send_notification),
+        Patch(_SESSION, "ClientSession.call_tool", hooks.call_tool),
+        Patch(_SESSION, "ClientSession.validate_tool_result", hooks.validate_tool_result),
+        Patch(_CLIENT, "Client._build_session", hooks.build_session),
+        Patch(_JSONRPC, "otel_span", hooks.otel_span),
+        Patch(_JSONRPC, "JSONRPCDispatcher.notify", hooks.notify),
+        Patch(_DIRECT, "DirectDispatcher.send_raw_request", hooks.direct_send),
+    ]

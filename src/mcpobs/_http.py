@@ -1,0 +1,176 @@
+"""The Streamable HTTP transport boundary: requests refused before any handler runs.
+
+The transport answers a bad Host or Origin, a header that contradicts the body, an
+unsupported protocol version, a parse error, a batch, an oversized body or an unknown
+legacy session itself; none of them reach the server middleware. `instrument()` adds a
+pure ASGI middleware to every app `Server.streamable_http_app()` returns. It watches the
+response status and, for an error status the server middleware never saw, records one
+SERVER span and one count in `mcpobs.server.requests`. Requests that reach the middleware
+add nothing here: no second span per request.
+
+The wrapper is pure ASGI (no `BaseHTTPMiddleware`), runs the app in the caller's task and
+context, and passes scope, receive and send through, so what a handler sees is unchanged:
+a contextvar the user's own middleware sets still reaches that request's tool.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextvars import ContextVar
+from typing import Any
+
+from mcp_types import methods as _methods
+from opentelemetry.trace import SpanKind
+
+from mcpobs import semconv as S
+from mcpobs._guard import guarded
+from mcpobs._names import bounded_version
+from mcpobs._patches import Patch
+from mcpobs._telemetry import Telemetry
+from mcpobs.semconv import Boundary, Outcome
+
+_MAX_ERROR_BODY = 4096
+"""Bytes of an error response kept to read its JSON-RPC code; rejections are short."""
+_HTTP_METHODS = frozenset({"GET", "POST", "DELETE"})
+_KNOWN_METHODS = frozenset(_methods.SPEC_CLIENT_METHODS) | frozenset(_methods.SPEC_CLIENT_NOTIFICATION_METHODS)
+
+_active: Telemetry | None = None
+"""The telemetry of the running `instrument()`; apps built earlier go quiet without it."""
+
+
+class _Exchange:
+    """One HTTP request through the wrapper: what the response was, and who saw it."""
+
+    __slots__ = ("body", "reached", "status")
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.body = b""
+        self.reached: set[str] | None = None
+
+
+_exchange: ContextVar[_Exchange | None] = ContextVar("mcpobs_http_exchange", default=None)
+
+
+def mark_reached(method: str) -> None:
+    """Called by the server middleware: this HTTP request's `method` reached a handler chain."""
+    exchange = _exchange.get()
+    if exchange is not None:
+        if exchange.reached is None:
+            exchange.reached = set()
+        exchange.reached.add(method)
+
+
+class TransportBoundary:
+    """ASGI middleware recording the requests the transport itself refused."""
+
+    def __init__(self, app: Any, telemetry: Telemetry, server_attributes: dict[str, str]) -> None:
+        self.app = app
+        self.telemetry = telemetry
+        self.server_attributes = server_attributes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or _active is not self.telemetry:
+            await self.app(scope, receive, send)
+            return
+        exchange = _Exchange()
+        start = time.time_ns()
+
+        async def observe(message: Any) -> None:
+            kind = message["type"]
+            if kind == "http.response.start":
+                exchange.status = message["status"]
+            elif kind == "http.response.body" and exchange.status >= 400 and len(exchange.body) < _MAX_ERROR_BODY:
+                exchange.body += message.get("body", b"")
+            await send(message)
+
+        token = _exchange.set(exchange)
+        try:
+            await self.app(scope, receive, observe)
+        finally:
+            _exchange.reset(token)
+            if exchange.status >= 400:
+                with guarded("transport rejection"):
+                    self._record(scope, exchange, start)
+
+    def _record(self, scope: Any, exchange: _Exchange, start: int) -> None:
+        headers = _headers(scope)
+        raw_method = headers.get("mcp-method")
+        if exchange.reached is not None and (raw_method is None or raw_method in exchange.reached):
+            return  # the server middleware saw this request and recorded it
+        method = raw_method if raw_method in _KNOWN_METHODS else S.OTHER
+        code = _rpc_code(exchange.body)
+        boundary = Boundary.VERSION if code == S.UNSUPPORTED_PROTOCOL_VERSION else Boundary.TRANSPORT
+        version = bounded_version(headers.get("mcp-protocol-version"))
+        attrs: dict[str, Any] = {
+            S.MCP_METHOD_NAME: method,
+            S.MCP_PROTOCOL_VERSION: version,
+            S.NETWORK_TRANSPORT: "tcp",
+            S.NETWORK_PROTOCOL_NAME: "http",
+            S.HTTP_RESPONSE_STATUS_CODE: exchange.status,
+            S.OUTCOME: Outcome.CLIENT_ERROR.value,
+            S.FAILURE_BOUNDARY: boundary.value,
+            **self.server_attributes,
+        }
+        labels: dict[str, Any] = {
+            S.MCP_METHOD_NAME: method,
+            S.OUTCOME: Outcome.CLIENT_ERROR.value,
+            S.FAILURE_BOUNDARY: boundary.value,
+        }
+        if code is not None:
+            attrs[S.RPC_RESPONSE_STATUS_CODE] = str(code)
+        if method != S.OTHER:
+            name = method
+        else:  # nothing says which MCP method it was: name it by the HTTP method, bounded
+            http_method = scope.get("method")
+            name = http_method if http_method in _HTTP_METHODS else S.OTHER
+        # A client_error is the caller's mistake: no error.type and no ERROR status (#404).
+        span = self.telemetry.tracer.start_span(name, kind=SpanKind.SERVER, attributes=attrs, start_time=start)
+        span.end()
+        self.telemetry.server_requests.add(1, labels)
+
+
+def _headers(scope: Any) -> dict[str, str]:
+    wanted = (b"mcp-method", b"mcp-protocol-version")
+    found: dict[str, str] = {}
+    for key, value in scope.get("headers") or ():
+        if key in wanted:
+            found[key.decode("latin-1")] = value.decode("latin-1")
+    return found
+
+
+def _rpc_code(body: bytes) -> int | None:
+    """The JSON-RPC error code of a rejection, when its body is one."""
+    if not body.startswith(b"{"):
+        return None
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+def patches(telemetry: Telemetry) -> list[Patch]:
+    """`Server.streamable_http_app` gains the boundary; `MCPServer`'s delegates to it."""
+    global _active
+    _active = telemetry
+
+    def app_factory(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        app = wrapped(*args, **kwargs)
+        with guarded("transport boundary setup"):
+            server_attributes = {
+                S.SERVER_NAME: telemetry.bound(getattr(instance, "name", "") or ""),
+                S.SERVER_VERSION: telemetry.bound(getattr(instance, "version", "") or ""),
+            }
+            app.add_middleware(TransportBoundary, telemetry=telemetry, server_attributes=server_attributes)
+        return app
+
+    return [Patch("mcp.server.lowlevel.server", "Server.streamable_http_app", app_factory)]
+
+
+def deactivate() -> None:
+    """Called by `uninstrument()`: apps built while instrumented stop recording."""
+    global _active
+    _active = None

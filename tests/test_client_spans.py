@@ -1,0 +1,239 @@
+"""The client side: one CLIENT span per request, its outcome, and the client histogram."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from opentelemetry.trace import SpanKind, StatusCode
+from shop import create_server
+from transports import client_for, serve_http
+
+import mcpobs
+from mcpobs import semconv as S
+from mcpobs._client import ClientNames
+
+pytestmark = pytest.mark.anyio
+
+TRANSPORTS = ["auto", "legacy", "http"]
+CALL = "tools/call get_order_status"
+
+
+async def run_calls(transport: str, calls, server=None) -> None:
+    server = server or create_server()
+    with ExitStack() as stack:
+        base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
+        async with client_for(transport, server, base_url) as client:
+            await calls(client)
+
+
+def client_spans(telemetry, name: str):
+    return telemetry.spans_named(name, SpanKind.CLIENT)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_call_has_one_client_span_with_convention_attributes(mcpobs_telemetry, transport):
+    async def calls(client):
+        assert not (await client.call_tool("get_order_status", {"order_id": "O-1873"})).is_error
+
+    await run_calls(transport, calls)
+    (span,) = client_spans(mcpobs_telemetry, CALL)
+    a = span.attributes
+    assert a[S.OUTCOME] == "ok"
+    assert a[S.MCP_METHOD_NAME] == "tools/call"
+    assert a[S.GEN_AI_TOOL_NAME] == "get_order_status"
+    assert a[S.GEN_AI_OPERATION_NAME] == "execute_tool"
+    assert a[S.MCP_PROTOCOL_VERSION] == ("2025-11-25" if transport == "legacy" else "2026-07-28")
+    assert S.ERROR_TYPE not in a
+    assert span.status.status_code is StatusCode.UNSET
+    if transport != "auto":  # the direct dispatcher mints ids the client never sees
+        assert a[S.JSONRPC_REQUEST_ID]
+    if transport == "http":
+        assert a[S.NETWORK_TRANSPORT] == "tcp"
+        assert a[S.SERVER_ADDRESS] == "127.0.0.1"
+        assert isinstance(a[S.SERVER_PORT], int) and a[S.SERVER_PORT] > 0
+    else:
+        assert S.SERVER_ADDRESS not in a
+    assert not [s for s in mcpobs_telemetry.spans() if s.name.startswith("MCP send")]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_every_request_the_client_sends_has_exactly_one_client_span(mcpobs_telemetry, transport):
+    async def calls(client):
+        await client.call_tool("get_order_status", {"order_id": "O-1873"})
+        await client.get_prompt("refund_reply", {"customer": "Ada"})
+
+    await run_calls(transport, calls)
+    client = [s for s in mcpobs_telemetry.spans() if s.kind is SpanKind.CLIENT]
+    server = [s for s in mcpobs_telemetry.spans() if s.kind is SpanKind.SERVER]
+    # every server span but none has a client span as its parent: one span each side per request
+    by_id = {s.context.span_id: s for s in client}
+    assert all(s.parent is not None and s.parent.span_id in by_id for s in server)
+    assert len({s.parent.span_id for s in server}) == len(server) == len(client)
+    first = "initialize" if transport == "legacy" else "server/discover"
+    assert [s.name for s in sorted(client, key=lambda s: s.start_time)][:1] == [first]
+    assert client_spans(mcpobs_telemetry, "prompts/get refund_reply")[0].attributes[S.GEN_AI_PROMPT_NAME] == (
+        "refund_reply"
+    )
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_an_is_error_result_is_a_tool_error_on_the_client(mcpobs_telemetry, transport):
+    async def calls(client):
+        assert (await client.call_tool("get_order_status", {"order_id": "O-9999"})).is_error
+
+    await run_calls(transport, calls)
+    (span,) = client_spans(mcpobs_telemetry, CALL)
+    assert span.attributes[S.OUTCOME] == "tool_error"
+    assert span.attributes[S.ERROR_TYPE] == "tool_error"
+    assert span.status.status_code is StatusCode.ERROR
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_jsonrpc_error_is_an_error_on_the_client_with_its_code(mcpobs_telemetry, transport):
+    async def calls(client):
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("shop://no-such-thing")
+        assert raised.value.error.code in (-32002, -32602)
+
+    await run_calls(transport, calls)
+    (span,) = client_spans(mcpobs_telemetry, "resources/read")
+    code = span.attributes[S.RPC_RESPONSE_STATUS_CODE]
+    assert span.attributes[S.ERROR_TYPE] == code
+    assert span.attributes[S.OUTCOME] == "client_error"  # the caller's mistake, as the server saw it
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes[S.MCP_RESOURCE_URI] == "shop://no-such-thing"
+    assert (
+        mcpobs_telemetry.total(S.CLIENT_REQUESTS.name, {S.MCP_METHOD_NAME: "resources/read", S.ERROR_TYPE: code}) == 1
+    )
+
+
+def schema_liar() -> Server:
+    """A server whose tool declares an output schema and then returns something else."""
+
+    async def list_tools(ctx, params):
+        schema = {"type": "object", "properties": {"total": {"type": "integer"}}, "required": ["total"]}
+        return types.ListToolsResult(
+            tools=[types.Tool(name="invoice", input_schema={"type": "object"}, output_schema=schema)]
+        )
+
+    async def call_tool(ctx, params):
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text="oops")], structured_content={"total": "twelve"}
+        )
+
+    return Server("liar", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_result_failing_output_validation_is_an_error_on_the_call_span(mcpobs_telemetry, transport):
+    async def calls(client):
+        with pytest.raises(RuntimeError, match="Invalid structured content"):
+            await client.call_tool("invoice", {})
+
+    await run_calls(transport, calls, schema_liar())
+    (span,) = client_spans(mcpobs_telemetry, "tools/call invoice")
+    assert span.attributes[S.ERROR_TYPE] == S.OUTPUT_VALIDATION
+    assert span.attributes[S.OUTCOME] == "server_error"
+    assert span.status.status_code is StatusCode.ERROR
+    assert not span.events  # the offending content is not recorded
+    # the tools/list the SDK issues to fetch the schema nests under the call
+    (listing,) = client_spans(mcpobs_telemetry, "tools/list")
+    assert listing.parent.span_id == span.context.span_id
+    # the server answered fine: its span is ok (a lowlevel server names tools once it has listed them)
+    (server,) = mcpobs_telemetry.spans_named("tools/call", SpanKind.SERVER)
+    assert server.attributes[S.OUTCOME] == "ok"
+    assert mcpobs_telemetry.total(S.CLIENT_OPERATION_DURATION.name, {S.ERROR_TYPE: S.OUTPUT_VALIDATION}) == 1
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_timed_out_call_is_a_timeout_and_not_a_latency_sample(mcpobs_telemetry, transport):
+    async def calls(client):
+        with pytest.raises(MCPError):
+            await client.call_tool("wait_for_stock", {"sku": "KG-1031"}, read_timeout_seconds=0.2)
+
+    await run_calls(transport, calls)
+    (span,) = client_spans(mcpobs_telemetry, "tools/call wait_for_stock")
+    assert span.attributes[S.OUTCOME] == "cancelled"
+    assert span.attributes[S.ERROR_TYPE] == S.TIMEOUT
+    assert span.status.status_code is StatusCode.ERROR
+    tool = {S.GEN_AI_TOOL_NAME: "wait_for_stock"}
+    assert mcpobs_telemetry.total(S.CLIENT_OPERATION_DURATION.name, tool) == 0
+    assert mcpobs_telemetry.total(S.CLIENT_REQUESTS.name, {**tool, S.ERROR_TYPE: S.TIMEOUT}) == 1
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_call_the_host_gives_up_on_is_cancelled_not_an_error(mcpobs_telemetry, transport):
+    async def calls(client):
+        with anyio.move_on_after(0.2) as scope:
+            await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
+        assert scope.cancelled_caught
+
+    await run_calls(transport, calls)
+    (span,) = client_spans(mcpobs_telemetry, "tools/call wait_for_stock")
+    assert span.attributes[S.OUTCOME] == "cancelled"
+    assert S.ERROR_TYPE not in span.attributes
+    assert span.status.status_code is StatusCode.UNSET
+    assert mcpobs_telemetry.total(S.CLIENT_OPERATION_DURATION.name, {S.GEN_AI_TOOL_NAME: "wait_for_stock"}) == 0
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_client_duration_histogram_has_convention_buckets_and_bounded_labels(mcpobs_telemetry, transport):
+    async def calls(client):
+        await client.call_tool("get_order_status", {"order_id": "O-1873"})
+        await client.call_tool("get_order_status", {"order_id": "O-2001"})
+
+    await run_calls(transport, calls)
+    points = [
+        p
+        for p in mcpobs_telemetry.points(S.CLIENT_OPERATION_DURATION.name)
+        if p.attributes.get(S.GEN_AI_TOOL_NAME) == "get_order_status"
+    ]
+    (point,) = points
+    assert point.count == 2
+    assert tuple(point.explicit_bounds) == S.DURATION_BUCKETS
+    assert set(point.attributes) <= set(S.CLIENT_OPERATION_DURATION.attributes)
+    assert point.attributes[S.OUTCOME] == "ok"
+    assert point.attributes[S.MCP_METHOD_NAME] == "tools/call"
+    if transport == "http":
+        assert point.attributes[S.NETWORK_TRANSPORT] == "tcp"
+    for p in mcpobs_telemetry.points(S.CLIENT_REQUESTS.name):
+        assert set(p.attributes) <= set(S.CLIENT_REQUESTS.attributes)
+
+
+async def test_after_listing_only_listed_tools_name_a_client_span(mcpobs_telemetry):
+    async with Client(create_server()) as client:
+        await client.list_tools()
+        await client.call_tool("invented_by_a_model", {})
+    (span,) = client_spans(mcpobs_telemetry, "tools/call")
+    assert span.attributes[S.GEN_AI_TOOL_NAME] == "invented_by_a_model"  # the raw name stays findable
+    labels = {p.attributes.get(S.GEN_AI_TOOL_NAME) for p in mcpobs_telemetry.points(S.CLIENT_REQUESTS.name)}
+    assert labels == {None, S.OTHER}
+
+
+def test_client_names_before_a_listing_are_capped():
+    names = ClientNames()
+    kept = [names.bound(f"tool_{i}") for i in range(S.MAX_LEARNED_NAMES + 50)]
+    assert len(set(kept) - {S.OTHER}) == S.MAX_LEARNED_NAMES
+    assert kept[-1] == S.OTHER
+    assert names.bound("tool_1") == "tool_1"
+    assert names.bound(["not", "a", "name"]) == S.OTHER
+
+
+async def test_uninstrument_gives_the_sdk_its_own_client_span_back():
+    import mcp.shared._otel as sdk_otel
+    import mcp.shared.jsonrpc_dispatcher as jd
+    from mcp.client.session import ClientSession
+
+    from mcpobs.testing import capture
+
+    capture()
+    assert jd.otel_span is not sdk_otel.otel_span
+    mcpobs.uninstrument()
+    assert jd.otel_span is sdk_otel.otel_span
+    assert not hasattr(ClientSession.send_request, "__wrapped__")

@@ -1,0 +1,279 @@
+"""Requests the Streamable HTTP transport refuses before any handler runs, each recorded at its boundary."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp.server.lowlevel import Server
+from opentelemetry.trace import SpanKind, StatusCode
+from shop import create_server
+from transports import serve_http
+
+from mcpobs import semconv as S
+
+V = "2026-07-28"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": V,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+}
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": V,
+}
+LEGACY_HEADERS = {k: v for k, v in HEADERS.items() if k != "mcp-protocol-version"}
+CALL_HEADERS = {**HEADERS, "mcp-method": "tools/call", "mcp-name": "get_order_status"}
+
+
+def call(meta: dict[str, Any] | None = ENVELOPE, **arguments: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": "get_order_status", "arguments": {"order_id": "O-1873", **arguments}}
+    if meta is not None:
+        params["_meta"] = meta
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+
+
+def unsupported() -> dict[str, Any]:
+    return call(meta={**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "2099-01-01"})
+
+
+LEGACY_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+# (case, HTTP method, headers, body, status, JSON-RPC code, boundary, mcp.method.name, span name)
+REJECTIONS = [
+    (
+        "mcp-name mismatch",
+        "POST",
+        {**CALL_HEADERS, "mcp-name": "other"},
+        call(),
+        400,
+        -32020,
+        "transport",
+        "tools/call",
+        "tools/call",
+    ),
+    (
+        "mcp-method mismatch",
+        "POST",
+        {**CALL_HEADERS, "mcp-method": "tools/list"},
+        call(),
+        400,
+        -32020,
+        "transport",
+        "tools/list",
+        "tools/list",
+    ),
+    (
+        "version header vs envelope",
+        "POST",
+        CALL_HEADERS,
+        unsupported(),
+        400,
+        -32020,
+        "transport",
+        "tools/call",
+        "tools/call",
+    ),
+    (
+        "unsupported version",
+        "POST",
+        {**CALL_HEADERS, "mcp-protocol-version": "2099-01-01"},
+        unsupported(),
+        400,
+        -32022,
+        "version",
+        "tools/call",
+        "tools/call",
+    ),
+    ("no _meta envelope", "POST", CALL_HEADERS, call(meta=None), 400, -32602, "transport", "tools/call", "tools/call"),
+    (
+        "bad Host",
+        "POST",
+        {**CALL_HEADERS, "host": "evil.example"},
+        call(),
+        421,
+        None,
+        "transport",
+        "tools/call",
+        "tools/call",
+    ),
+    (
+        "bad Origin",
+        "POST",
+        {**CALL_HEADERS, "origin": "http://evil.example"},
+        call(),
+        403,
+        None,
+        "transport",
+        "tools/call",
+        "tools/call",
+    ),
+    (
+        "wrong content type",
+        "POST",
+        {**CALL_HEADERS, "content-type": "text/plain"},
+        call(),
+        400,
+        None,
+        "transport",
+        "tools/call",
+        "tools/call",
+    ),
+    (
+        "accept lacks event-stream",
+        "POST",
+        {**CALL_HEADERS, "accept": "application/json"},
+        call(),
+        406,
+        None,
+        "transport",
+        "tools/call",
+        "tools/call",
+    ),
+    ("parse error", "POST", CALL_HEADERS, b"{not json", 400, -32700, "transport", "tools/call", "tools/call"),
+    ("batch", "POST", CALL_HEADERS, [call()], 400, -32600, "transport", "tools/call", "tools/call"),
+    (
+        "body too large",
+        "POST",
+        CALL_HEADERS,
+        call(padding="x" * 20_000),
+        413,
+        None,
+        "transport",
+        "tools/call",
+        "tools/call",
+    ),
+    ("legacy without a session", "POST", LEGACY_HEADERS, LEGACY_LIST, 400, -32600, "transport", S.OTHER, "POST"),
+    (
+        "legacy unknown session",
+        "POST",
+        {**LEGACY_HEADERS, "mcp-session-id": "deadbeef"},
+        LEGACY_LIST,
+        404,
+        -32600,
+        "transport",
+        S.OTHER,
+        "POST",
+    ),
+]
+
+
+def send(url: str, method: str, headers: Any, body: Any) -> httpx2.Response:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    with httpx2.Client(timeout=10) as http:
+        return http.request(method, url, headers=headers, content=content)
+
+
+def server_spans(telemetry) -> list[Any]:
+    return [s for s in telemetry.spans() if s.kind is SpanKind.SERVER]
+
+
+def settle(telemetry, count: int) -> list[Any]:
+    """Spans end just after the response is sent; give the server thread a moment."""
+    deadline = time.monotonic() + 5
+    while len(server_spans(telemetry)) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)
+    return server_spans(telemetry)
+
+
+@pytest.mark.parametrize(
+    ("case", "method", "headers", "body", "status", "code", "boundary", "mcp_method", "name"),
+    REJECTIONS,
+    ids=[r[0] for r in REJECTIONS],
+)
+def test_each_rejection_is_one_span_at_its_boundary(
+    mcpobs_telemetry, case, method, headers, body, status, code, boundary, mcp_method, name
+):
+    app = create_server().streamable_http_app(max_request_body_size=10_000)
+    with serve_http(app) as base:
+        response = send(base + "/mcp", method, headers, body)
+        assert response.status_code == status
+        (span,) = settle(mcpobs_telemetry, 1)
+    a = span.attributes
+    assert span.name == name
+    assert a[S.OUTCOME] == "client_error"
+    assert a[S.FAILURE_BOUNDARY] == boundary
+    assert a[S.HTTP_RESPONSE_STATUS_CODE] == status
+    assert a.get(S.RPC_RESPONSE_STATUS_CODE) == (str(code) if code is not None else None)
+    assert a[S.MCP_METHOD_NAME] == mcp_method
+    assert a[S.NETWORK_TRANSPORT] == "tcp"
+    assert a[S.SERVER_NAME] == "shop"
+    assert S.ERROR_TYPE not in a  # the caller's mistake is not the server's error
+    assert span.status.status_code is StatusCode.UNSET
+    if code == -32022:
+        assert a[S.MCP_PROTOCOL_VERSION] == S.OTHER
+    counted = {S.OUTCOME: "client_error", S.FAILURE_BOUNDARY: boundary, S.MCP_METHOD_NAME: mcp_method}
+    assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, counted) == 1
+
+
+def header_bound_server() -> Server:
+    """A tool whose `region` argument must be mirrored in an Mcp-Param-Region header."""
+
+    async def list_tools(ctx, params):
+        schema = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+        return types.ListToolsResult(tools=[types.Tool(name="geo", input_schema=schema)])
+
+    async def call_tool(ctx, params):
+        return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+    return Server("geo", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def test_a_param_header_mismatch_is_recorded_though_the_transport_listed_tools_to_check_it(mcpobs_telemetry):
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "geo", "arguments": {"region": "eu"}, "_meta": ENVELOPE},
+    }
+    headers = {**HEADERS, "mcp-method": "tools/call", "mcp-name": "geo", "mcp-param-region": "us"}
+    with serve_http(header_bound_server().streamable_http_app()) as base:
+        assert send(base + "/mcp", "POST", headers, body).status_code == 400
+        spans = settle(mcpobs_telemetry, 2)
+    # the transport ran tools/list through the server to read the schema; that span is its own
+    rejected = [s for s in spans if s.attributes[S.MCP_METHOD_NAME] == "tools/call"]
+    (span,) = rejected
+    assert span.attributes[S.RPC_RESPONSE_STATUS_CODE] == "-32020"
+    assert span.attributes[S.FAILURE_BOUNDARY] == "transport"
+
+
+def test_a_handler_error_with_an_error_status_is_recorded_once_by_the_middleware(mcpobs_telemetry):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "bogus/method", "params": {"_meta": ENVELOPE}}
+    with serve_http(create_server().streamable_http_app()) as base:
+        response = send(base + "/mcp", "POST", {**HEADERS, "mcp-method": "bogus/method"}, body)
+        assert response.status_code == 404  # -32601 maps to 404, but the server chain produced it
+        (span,) = settle(mcpobs_telemetry, 1)
+    assert span.attributes[S.FAILURE_BOUNDARY] == "capability"
+    assert S.HTTP_RESPONSE_STATUS_CODE not in span.attributes
+    assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {S.FAILURE_BOUNDARY: "transport"}) == 0
+
+
+def test_a_successful_request_adds_no_span_at_the_boundary(mcpobs_telemetry):
+    with serve_http(create_server().streamable_http_app()) as base:
+        assert send(base + "/mcp", "POST", CALL_HEADERS, call()).status_code == 200
+        (span,) = settle(mcpobs_telemetry, 1)
+        note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+        assert (
+            send(base + "/mcp", "POST", {**HEADERS, "mcp-method": "notifications/cancelled"}, note).status_code == 202
+        )
+        assert len(settle(mcpobs_telemetry, 2)) == 1
+    assert span.name == "tools/call get_order_status"
+    assert span.attributes[S.OUTCOME] == "ok"
+    assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {S.FAILURE_BOUNDARY: "transport"}) == 0
+
+
+def test_after_uninstrument_an_app_built_while_instrumented_records_nothing(mcpobs_telemetry):
+    import mcpobs
+
+    app = create_server().streamable_http_app()
+    mcpobs.uninstrument()
+    with serve_http(app) as base:
+        assert send(base + "/mcp", "POST", {**CALL_HEADERS, "host": "evil.example"}, call()).status_code == 421
+        time.sleep(0.1)
+    assert not mcpobs_telemetry.spans()
