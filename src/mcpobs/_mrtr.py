@@ -58,8 +58,7 @@ class RoundCounter:
 def _strip(ctx: Any) -> tuple[tuple[int, SpanContext | None], Any]:
     params = ctx.params
     state = params.get("requestState") if params else None
-    match = _MARKER.match(state) if isinstance(state, str) else None
-    if match is None:
+    if not isinstance(state, str) or (match := _MARKER.match(state)) is None:
         return (1, None), ctx
     rest = state[match.end() :]
     params = {**params, "requestState": rest or None}  # a tool that sent no state gets none back
