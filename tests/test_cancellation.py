@@ -42,12 +42,18 @@ def assert_cancelled(telemetry, span) -> None:
     assert telemetry.total(S.SERVER_REQUESTS.name, {**tool, S.OUTCOME: "cancelled"}) == 1
 
 
-@pytest.mark.parametrize("transport", ["auto", "legacy", "http"])
+def connect(transport: str, server, stack: ExitStack) -> Client:
+    if transport == "http-legacy":  # the 2025-11-25 HTTP transport: JSON-RPC over POST and SSE
+        return Client(stack.enter_context(serve_http(server.streamable_http_app())) + "/mcp", mode="legacy")
+    base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
+    return client_for(transport, server, base_url)
+
+
+@pytest.mark.parametrize("transport", ["auto", "legacy", "http", "http-legacy"])
 async def test_cancelled_call_is_not_a_latency_sample(mcpobs_telemetry, transport):
     server = create_server()
     with ExitStack() as stack:
-        base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
-        async with client_for(transport, server, base_url) as client:
+        async with connect(transport, server, stack) as client:
             with anyio.move_on_after(0.3) as scope:
                 await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
             assert scope.cancelled_caught
@@ -56,7 +62,7 @@ async def test_cancelled_call_is_not_a_latency_sample(mcpobs_telemetry, transpor
             assert not (await client.call_tool("get_order_status", {"order_id": "O-1873"})).is_error
     (span,) = spans
     assert_cancelled(mcpobs_telemetry, span)
-    if transport == "legacy":  # JSON-RPC carries the peer's reason in notifications/cancelled
+    if transport in ("legacy", "http-legacy"):  # JSON-RPC carries the reason in notifications/cancelled
         assert span.attributes[S.CANCEL_REASON] == "caller cancelled"
     else:  # the direct dispatcher and 2026 HTTP (the client aborts the POST) give none
         assert S.CANCEL_REASON not in span.attributes

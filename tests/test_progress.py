@@ -8,6 +8,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context
+from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanKind
 from shop import create_server
 from transports import client_for, serve_http
@@ -147,3 +148,25 @@ async def test_progress_from_a_sync_tool_on_a_worker_thread_parents_on_its_call(
     (tool,) = server_spans(mcpobs_telemetry, "tools/call count_stock")
     (progress,) = mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)
     assert progress.parent.span_id == tool.context.span_id
+
+
+class RaisingOn(SpanProcessor):
+    """A broken pipeline: raises whenever a span with this name starts or ends."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def on_start(self, span, parent_context=None) -> None:
+        if span.name == self.name:
+            raise RuntimeError("exporter down")
+
+    def on_end(self, span) -> None:
+        if span.name == self.name:
+            raise RuntimeError("exporter down")
+
+
+async def test_a_broken_telemetry_pipeline_never_breaks_a_tool_reporting_progress(mcpobs_telemetry):
+    mcpobs_telemetry.tracer_provider.add_span_processor(RaisingOn(S.PROGRESS_SPAN))
+    heard = await export("auto", 3, with_callback=True)
+    assert len(heard) == 3  # the tool ran and the client heard every report
+    assert len(server_spans(mcpobs_telemetry, EXPORT)) == 1

@@ -172,3 +172,16 @@ async def test_after_uninstrument_the_servers_bus_records_nothing(mcpobs_telemet
     async with Client(server) as client:
         assert (await client.call_tool("restock", {})).content[0].text == "restocked"
     assert mcpobs_telemetry.spans_named("publish tools_list_changed") == []
+
+
+async def test_a_broken_telemetry_pipeline_never_stops_an_event(mcpobs_telemetry):
+    from test_progress import RaisingOn
+
+    for name in ("publish tools_list_changed", "deliver tools_list_changed"):
+        mcpobs_telemetry.tracer_provider.add_span_processor(RaisingOn(name))
+    server = restocking(create_server())
+    async with Client(server) as client, client.listen(tools_list_changed=True) as sub:
+        assert (await client.call_tool("restock", {})).content[0].text == "restocked"
+        with anyio.fail_after(5):
+            event = await anext(aiter(sub))
+    assert isinstance(event, ToolsListChanged)
