@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
+from backends import get
 from conftest import CLIENT_SERVICE, SERVER_SERVICE, Session
 
 from mcpobs import semconv as S
@@ -130,3 +134,26 @@ def test_no_telemetry_failures_were_logged(e2e):
     for log in (e2e.server_log, e2e.client_log):
         assert "telemetry failed" not in log
         assert "Failed to export" not in log
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the server records its duration after detaching the request span, so no exemplar is taken; "
+    "fix: record(..., context=trace.set_span_in_context(span)) in _server._record",
+)
+def test_latency_exemplars_point_at_traces_in_jaeger(e2e):
+    start, end = e2e.started.timestamp() - 60, e2e.started.timestamp() + 600
+    params = {"query": f'{DURATION}_bucket{{job="{SERVER_SERVICE}"}}', "start": start, "end": end}
+    status, body = get(f"{e2e.stack.prometheus.url}/api/v1/query_exemplars", params)
+    assert status == 200, body
+    trace_ids = {x["labels"]["trace_id"] for series in json.loads(body)["data"] for x in series["exemplars"]}
+    assert trace_ids, "Prometheus stored no exemplars for the latency histogram"
+    in_jaeger = {base64_or_hex(s["traceId"]) for s in server_spans(e2e)}
+    assert trace_ids <= in_jaeger
+
+
+def base64_or_hex(trace_id: str) -> str:
+    """Jaeger's OTLP-JSON ids are hex; tolerate the base64 of the protobuf JSON mapping."""
+    if len(trace_id) == 32:
+        return trace_id.lower()
+    return base64.b64decode(trace_id).hex()
