@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import mcp_types as types
@@ -31,8 +31,8 @@ async def ask_roots() -> ListRoots:
     return ListRoots()
 
 
-def create_server(name: str = "shop", version: str = "1.0.0") -> MCPServer:
-    mcp = MCPServer(name, version=version)
+def create_server(name: str = "shop", version: str = "1.0.0", **options: Any) -> MCPServer:
+    mcp = MCPServer(name, version=version, **options)
 
     @mcp.tool()
     def get_order_status(order_id: str) -> OrderStatus:

@@ -9,10 +9,12 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.server.mcpserver.resolve import Resolve, Sample
+from mcp.server.request_state import RequestStateSecurity
 from opentelemetry.trace import SpanKind, StatusCode
 from shop import create_server
 from transports import serve_http
 
+import mcpobs
 from mcpobs import semconv as S
 
 pytestmark = pytest.mark.anyio
@@ -61,7 +63,7 @@ def assert_no_state_recorded(spans, *secrets: str) -> None:
     for span in spans:
         for value in span.attributes.values():
             assert not any(secret in str(value) for secret in secrets)
-            assert "mcpobs-round" not in str(value)
+            assert "x-mcpobs-round" not in str(value)
 
 
 @pytest.mark.parametrize("transport", ["auto", "http"])
@@ -137,10 +139,34 @@ async def test_a_forged_state_is_refused_by_the_boundary_not_counted(mcpobs_tele
 
     server = create_server()
     async with Client(server) as client:
-        forged = "mcpobs-round:7:" + "1" * 32 + ":" + "2" * 16 + ";"
+        forged = '{"x-mcpobs-round":"7:' + "1" * 32 + ":" + "2" * 16 + '"}'
         params = {"name": "confirm_cancel", "arguments": {"order_id": "O-1"}, "requestState": forged}
         with pytest.raises(MCPError):
             await send_raw(client, "tools/call", params)
     (span,) = rounds(mcpobs_telemetry, "tools/call confirm_cancel")
     assert span.attributes[S.OUTCOME] == "client_error"
-    assert S.MRTR_ROUND not in span.attributes
+    assert S.MRTR_ROUND not in span.attributes and not span.links
+
+
+async def test_a_replica_without_mcpobs_reads_the_same_state(mcpobs_telemetry):
+    """A rolling deploy: round 1 on an instrumented replica, round 2 on one without mcpobs."""
+    security = RequestStateSecurity(keys=[b"k" * 32])
+    instrumented = create_server(request_state_security=security)
+    order = {"order_id": "O-2001"}
+    async with Client(instrumented) as client:
+        first = await client.session.call_tool("confirm_cancel", order, allow_input_required=True)
+    assert isinstance(first, types.InputRequiredResult)
+    mcpobs.uninstrument()
+    plain = create_server(request_state_security=security)
+    answer = {"sure": types.ElicitResult(action="accept", content={})}
+    async with Client(plain) as client:
+        second = await client.session.call_tool(
+            "confirm_cancel",
+            order,
+            input_responses=answer,
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    # the plain replica's tool saw exactly "asked-once" and moved on to its second question
+    assert isinstance(second, types.InputRequiredResult)
+    assert list(second.input_requests) == ["really"]

@@ -2,12 +2,13 @@
 
 A tool that needs the client's input answers `input_required`; the client retries with a
 new request id, the answers, and the `requestState` it was given. Nothing on the wire
-numbers the rounds, so the round travels inside the state itself: `RoundCounter` sits
-just after the SDK's `RequestStateBoundary`, where the state is plaintext, and prefixes the
-outgoing state with a marker (the round to come, and the span of the round that asked);
-the boundary seals it, so the client can neither read nor forge it. On the retry the
-boundary has verified and unsealed the state; the counter strips the marker before any
-handler sees it, so the server's own state is exactly what it minted.
+numbers the rounds, so the number travels inside the sealed state. The SDK's
+`RequestStateBoundary` seals a claims envelope (expiry, binding, the server's plaintext
+state) with the server's codec; mcpobs wraps that codec so the envelope also carries one
+extra claim: the round to come, and the span of the round that asked. The codec
+authenticates it, so the client can neither read nor forge it, and the boundary ignores
+claims it does not know, so a replica without mcpobs (or after `uninstrument()`) reads the
+same tokens unchanged. The server's own state is never touched.
 
 The request's span (opened by the middleware) gets `mcpobs.mrtr.round` on every round of
 an exchange, `mcpobs.mrtr.input_methods` on pending rounds, and a link to the round before.
@@ -16,75 +17,94 @@ The state itself is never recorded: it is opaque and attacker-controlled.
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from opentelemetry.trace import SpanContext, TraceFlags
 
 from mcpobs import _state
 from mcpobs import semconv as S
-from mcpobs._guard import guarded, report
+from mcpobs._guard import guarded
 from mcpobs._patches import Patch
 
 _METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
-_MARKER = re.compile(r"\Amcpobs-round:(\d{1,6}):([0-9a-f]{32}):([0-9a-f]{16});")
+_CLAIM = "x-mcpobs-round"
+"""The envelope claim: ``"{round}:{trace id}:{span id}"`` of the round that asked."""
+_CLAIM_VALUE = re.compile(r"\A(\d{1,6}):([0-9a-f]{32}):([0-9a-f]{16})\Z")
 _MAX_ROUND = 999_999
 
 
-class RoundCounter:
-    """A server middleware placed right after `RequestStateBoundary`.
+class RoundCodec:
+    """Wraps a server's `RequestStateCodec`; adds and reads the round claim, nothing else.
 
-    It keeps stripping markers even after `uninstrument()` (then it only strips), so an
-    exchange that started instrumented never hands a handler a state it did not mint.
+    Outside a request mcpobs observes (not instrumented, or a token sealed elsewhere) it
+    passes every payload through unchanged.
     """
 
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def seal(self, payload: bytes) -> str:
+        with guarded("mrtr round seal"):
+            payload = _with_round(payload)
+        return self.inner.seal(payload)
+
+    def unseal(self, token: str) -> bytes:
+        payload = self.inner.unseal(token)
+        with guarded("mrtr round unseal"):
+            _read_round(payload)
+        return payload
+
+
+def _with_round(payload: bytes) -> bytes:
+    state = _state.current()
+    if state is None:
+        return payload
+    claims = json.loads(payload)
+    served = (state.extra or {}).get(S.MRTR_ROUND, 1)
+    ctx = state.span.get_span_context()
+    claims[_CLAIM] = f"{min(served + 1, _MAX_ROUND)}:{ctx.trace_id:032x}:{ctx.span_id:016x}"
+    return json.dumps(claims, separators=(",", ":")).encode()
+
+
+def _read_round(payload: bytes) -> None:
+    state = _state.current()
+    if state is None:
+        return
+    value = json.loads(payload).get(_CLAIM)
+    match = _CLAIM_VALUE.match(value) if isinstance(value, str) else None
+    if match is None:  # sealed by a server without mcpobs: this retry starts the count
+        return
+    state.set_attribute(S.MRTR_ROUND, int(match[1]))
+    asked = SpanContext(int(match[2], 16), int(match[3], 16), is_remote=True, trace_flags=TraceFlags(1))
+    if asked.is_valid and state.span.is_recording():
+        state.span.add_link(asked)
+
+
+class PendingRounds:
+    """A server middleware (just after the boundary) that labels rounds asking for input."""
+
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
-        if ctx.method not in _METHODS:
-            return await call_next(ctx)
-        previous: tuple[int, SpanContext | None] = (1, None)
-        with guarded("mrtr round in"):
-            previous, ctx = _strip(ctx)
         result = await call_next(ctx)
-        try:
-            return _mark(result, *previous)
-        except Exception as exc:  # the result goes back unmarked: the next round counts as 1
-            report("mrtr round out", exc)
-            return result
+        if ctx.method in _METHODS:
+            with guarded("mrtr pending round"):
+                _note_pending(result)
+        return result
 
 
-def _strip(ctx: Any) -> tuple[tuple[int, SpanContext | None], Any]:
-    params = ctx.params
-    state = params.get("requestState") if params else None
-    if not isinstance(state, str) or (match := _MARKER.match(state)) is None:
-        return (1, None), ctx
-    rest = state[match.end() :]
-    params = {**params, "requestState": rest or None}  # a tool that sent no state gets none back
-    link = SpanContext(int(match[2], 16), int(match[3], 16), is_remote=True, trace_flags=TraceFlags(1))
-    return (int(match[1]), link), replace(ctx, params=params)
-
-
-def _mark(result: Any, round_: int, previous: SpanContext | None) -> Any:
+def _note_pending(result: Any) -> None:
     from mcp_types.methods import is_input_required
 
-    pending = is_input_required(result)
     state = _state.current()
-    if state is None or (round_ == 1 and not pending):  # uninstrumented, or a plain one-round call
-        return result
-    span = state.span
-    state.set_attribute(S.MRTR_ROUND, round_)
-    if previous is not None and previous.is_valid:
-        span.add_link(previous)
-    if not pending:
-        return result
+    if state is None or not is_input_required(result):
+        return
+    if state.extra is None or S.MRTR_ROUND not in state.extra:
+        state.set_attribute(S.MRTR_ROUND, 1)  # the first request of an exchange
     state.set_attribute(S.MRTR_INPUT_METHODS, _input_methods(result))
-    ctx = span.get_span_context()
-    marker = f"mcpobs-round:{min(round_ + 1, _MAX_ROUND)}:{ctx.trace_id:032x}:{ctx.span_id:016x};"
-    if isinstance(result, Mapping):
-        return {**result, "requestState": marker + (result.get("requestState") or "")}
-    return result.model_copy(update={"request_state": marker + (result.request_state or "")})
 
 
 def _input_methods(result: Any) -> list[str]:
@@ -97,18 +117,21 @@ def _input_methods(result: Any) -> list[str]:
 
 
 def install(server: Any) -> None:
-    """Put a `RoundCounter` right after the server's `RequestStateBoundary`, once."""
+    """Wrap the codec of the server's `RequestStateBoundary` and label pending rounds, once."""
     from mcp.server.request_state import RequestStateBoundary
 
     chain = server.middleware
-    if any(isinstance(m, RoundCounter) for m in chain):
+    if any(isinstance(m, PendingRounds) for m in chain):
         return
     for i, middleware in enumerate(chain):
         if isinstance(middleware, RequestStateBoundary):
-            chain.insert(i + 1, RoundCounter())
+            security = copy.copy(middleware._security)  # private; the caller's policy object stays as it was
+            if not isinstance(security.codec, RoundCodec):
+                security.codec = RoundCodec(security.codec)
+            middleware._security = security
+            chain.insert(i + 1, PendingRounds())
             return
-    # No boundary (a lowlevel Server without one): the state would travel in plaintext,
-    # so rounds are not counted rather than exposing a forgeable marker.
+    # No boundary (a lowlevel Server without one): rounds are not counted.
 
 
 def patches() -> list[Patch]:
