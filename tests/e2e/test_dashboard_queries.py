@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import CLIENT_SERVICE, SERVER_SERVICE
 from test_dashboards import queries
+from workload_session import CLIENT_SERVICE, SERVER_SERVICE
 
 pytestmark = pytest.mark.e2e
 

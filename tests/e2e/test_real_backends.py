@@ -7,7 +7,7 @@ import json
 
 import pytest
 from backends import get
-from conftest import CLIENT_SERVICE, SERVER_SERVICE, Session
+from workload_session import CLIENT_SERVICE, SERVER_SERVICE, Session
 
 from mcpobs import semconv as S
 
