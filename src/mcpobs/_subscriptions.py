@@ -30,6 +30,15 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from mcp.shared.subscriptions import (
+    LISTEN_STREAM_METHODS,
+    SUBSCRIPTION_ID_META_KEY,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+    event_from_wire,
+)
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode
@@ -166,8 +175,6 @@ class ObservedSubscriptionBus:
 
 
 def _event_kind(event: Any) -> S.SubscriptionEvent | None:
-    from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
-
     if isinstance(event, ToolsListChanged):
         return S.SubscriptionEvent.TOOLS_LIST_CHANGED
     if isinstance(event, PromptsListChanged):
@@ -202,8 +209,6 @@ def _start_publish(implicit: bool, event: Any) -> Any:
 
 def _delivered_event(notification: Any) -> tuple[str, Any] | None:
     """(subscription id, event) for a listen-stream event frame; None for anything else."""
-    from mcp.shared.subscriptions import LISTEN_STREAM_METHODS, SUBSCRIPTION_ID_META_KEY, event_from_wire
-
     method = getattr(notification, "method", None)
     if method not in LISTEN_STREAM_METHODS:  # leaves out the acknowledgement
         return None
