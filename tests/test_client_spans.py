@@ -237,3 +237,126 @@ async def test_uninstrument_gives_the_sdk_its_own_client_span_back():
     mcpobs.uninstrument()
     assert jd.otel_span is sdk_otel.otel_span
     assert not hasattr(ClientSession.send_request, "__wrapped__")
+
+
+async def slow_human(context, params):
+    await anyio.sleep(0.1)  # a person reading the question
+    return types.ElicitResult(action="accept", content={"approved": True})
+
+
+async def some_roots(context):
+    return types.ListRootsResult(roots=[types.Root(uri="file:///shop")])
+
+
+def shop_client(transport: str, server, base_url: str | None) -> Client:
+    target = base_url + "/mcp" if transport == "http" else server
+    mode = "auto" if transport == "http" else transport
+    return Client(target, mode=mode, elicitation_callback=slow_human, list_roots_callback=some_roots)
+
+
+@pytest.mark.parametrize("transport", ["auto", "http"])
+async def test_every_round_and_every_answer_nests_under_the_calls_span(mcpobs_telemetry, transport):
+    server = create_server()
+    with ExitStack() as stack:
+        base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
+        async with shop_client(transport, server, base_url) as client:
+            result = await client.call_tool("confirm_cancel", {"order_id": "O-1873"})
+    assert result.content[0].text == "O-1873 cancelled after asked-twice"
+    rounds = sorted(client_spans(mcpobs_telemetry, "tools/call confirm_cancel"), key=lambda s: s.start_time)
+    call, second, third = rounds
+    assert call.attributes[S.MRTR_ROUND] == 1
+    assert call.attributes[S.OUTCOME] == "ok"  # the call's span ends with the operation's outcome
+    assert list(call.attributes[S.MRTR_INPUT_METHODS]) == ["elicitation/create"]
+    assert (second.attributes[S.MRTR_ROUND], second.attributes[S.OUTCOME]) == (2, "pending_input")
+    assert (third.attributes[S.MRTR_ROUND], third.attributes[S.OUTCOME]) == (3, "ok")
+    assert second.parent.span_id == third.parent.span_id == call.context.span_id
+    answers = mcpobs_telemetry.spans_named("elicitation/create", SpanKind.INTERNAL)
+    assert len(answers) == 2
+    assert all(a.parent.span_id == call.context.span_id for a in answers)
+    assert all((a.end_time - a.start_time) / 1e9 >= 0.1 for a in answers)  # the slow human shows
+    assert call.end_time >= third.end_time  # the call's span covers every round
+    # each round's server span is the child of that round's client span
+    servers = mcpobs_telemetry.spans_named("tools/call confirm_cancel", SpanKind.SERVER)
+    assert {s.parent.span_id for s in servers} == {r.context.span_id for r in rounds}
+    # the pending rounds are not latency samples; the final round is
+    tool = {S.GEN_AI_TOOL_NAME: "confirm_cancel"}
+    assert mcpobs_telemetry.total(S.CLIENT_OPERATION_DURATION.name, tool) == 1
+    assert mcpobs_telemetry.total(S.CLIENT_REQUESTS.name, {**tool, S.OUTCOME: "pending_input"}) == 2
+
+
+async def test_two_questions_in_one_round_are_both_answered_under_the_call(mcpobs_telemetry):
+    async with shop_client("auto", create_server(), None) as client:
+        await client.call_tool("approve_refund", {"order_id": "O-1873"})
+    call, final = sorted(client_spans(mcpobs_telemetry, "tools/call approve_refund"), key=lambda s: s.start_time)
+    assert sorted(call.attributes[S.MRTR_INPUT_METHODS]) == ["elicitation/create", "roots/list"]
+    answers = [s for s in mcpobs_telemetry.spans() if s.kind is SpanKind.INTERNAL]
+    assert sorted(a.name for a in answers) == ["elicitation/create", "roots/list"]
+    assert all(a.parent.span_id == call.context.span_id for a in answers)
+    assert final.parent.span_id == call.context.span_id
+
+
+async def test_a_refused_question_ends_the_call_as_an_error(mcpobs_telemetry):
+    async def refuse(context, params):
+        return types.ErrorData(code=-32600, message="the user closed the dialog")
+
+    async with Client(create_server(), elicitation_callback=refuse) as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("confirm_cancel", {"order_id": "O-1873"})
+    (call,) = client_spans(mcpobs_telemetry, "tools/call confirm_cancel")
+    assert call.attributes[S.ERROR_TYPE] == "-32600"
+    assert call.status.status_code is StatusCode.ERROR
+    (answer,) = mcpobs_telemetry.spans_named("elicitation/create", SpanKind.INTERNAL)
+    assert answer.attributes[S.OUTCOME] == "client_error"
+
+
+@pytest.mark.parametrize("transport", ["legacy", "legacy-http"])
+async def test_a_servers_own_request_to_the_client_has_client_and_server_roles(mcpobs_telemetry, transport):
+    server = create_server()
+    with ExitStack() as stack:
+        if transport == "legacy-http":
+            base_url = stack.enter_context(serve_http(server.streamable_http_app()))
+            client = Client(
+                base_url + "/mcp", mode="legacy", elicitation_callback=slow_human, list_roots_callback=some_roots
+            )
+        else:
+            client = shop_client("legacy", server, None)
+        async with client:
+            await client.call_tool("approve_refund", {"order_id": "O-1873"})
+    (tool,) = mcpobs_telemetry.spans_named("tools/call approve_refund", SpanKind.SERVER)
+    for method in ("elicitation/create", "roots/list"):
+        (asked,) = mcpobs_telemetry.spans_named(method, SpanKind.CLIENT)  # the server asks: it is the client
+        (answered,) = mcpobs_telemetry.spans_named(method, SpanKind.SERVER)  # the client answers: its server
+        assert asked.parent.span_id == tool.context.span_id
+        assert answered.parent.span_id == asked.context.span_id
+        assert asked.attributes[S.OUTCOME] == answered.attributes[S.OUTCOME] == "ok"
+        assert asked.attributes[S.JSONRPC_REQUEST_ID] == answered.attributes[S.JSONRPC_REQUEST_ID]
+    assert not [s for s in mcpobs_telemetry.spans() if s.name.startswith("MCP send")]
+
+
+@pytest.mark.parametrize("transport", ["auto", "http"])
+async def test_a_listen_stream_has_one_client_span_from_request_to_close(mcpobs_telemetry, transport):
+    server = create_server()
+    with ExitStack() as stack:
+        base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
+        async with client_for(transport, server, base_url) as client:
+            async with client.listen(tools_list_changed=True) as subscription:
+                assert subscription.honored.tools_list_changed
+                await anyio.sleep(0.05)
+            (received,) = await eventually(
+                lambda: mcpobs_telemetry.spans_named("subscriptions/listen", SpanKind.SERVER)
+            )
+    (stream,) = client_spans(mcpobs_telemetry, "subscriptions/listen")
+    assert stream.attributes[S.OUTCOME] == "ok"
+    assert (stream.end_time - stream.start_time) / 1e9 >= 0.05
+    assert received.parent.span_id == stream.context.span_id
+
+
+async def eventually(find, timeout: float = 5.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        found = find()
+        if found or time.monotonic() > deadline:
+            return found
+        await anyio.sleep(0.02)

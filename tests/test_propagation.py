@@ -108,10 +108,9 @@ async def test_the_initialized_notification_is_not_an_orphan_root(mcpobs_telemet
     with ExitStack() as stack:
         base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
         client = Client(base_url + "/mcp", mode="legacy") if transport == "http" else Client(server, mode="legacy")
-        async with client:
-            pass
-        (received,) = await eventually(
-            lambda: mcpobs_telemetry.spans_named("notifications/initialized", SpanKind.SERVER)
-        )
+        async with client:  # wait inside: closing at once can race the notification's delivery
+            (received,) = await eventually(
+                lambda: mcpobs_telemetry.spans_named("notifications/initialized", SpanKind.SERVER)
+            )
     (sent,) = mcpobs_telemetry.spans_named("notifications/initialized", SpanKind.CLIENT)
     assert received.parent.span_id == sent.context.span_id

@@ -52,7 +52,7 @@ TOOL_ERROR = Classification(Outcome.TOOL_ERROR, None, S.TOOL_ERROR)
 class _Call:
     """One outbound request (or notification) and its span."""
 
-    __slots__ = ("cls", "elapsed", "labels", "method", "owner", "session", "span", "start", "target_attr")
+    __slots__ = ("cls", "elapsed", "labels", "method", "op", "owner", "session", "span", "start")
 
     def __init__(self, session: Any, method: str, span: Span, labels: dict[str, Any]) -> None:
         self.session = session
@@ -64,10 +64,31 @@ class _Call:
         self.cls: Classification | None = None
         self.owner = False
         """True while `ClientSession.call_tool` holds the span and the request has not claimed it."""
+        self.op: _Operation | None = None
+
+
+class _Operation:
+    """One `Client.call_tool` / `get_prompt` / `read_resource`, which may take several rounds.
+
+    The first round that comes back `input_required` becomes the anchor: its span stays open
+    until the operation ends and takes the final outcome; the inputs the client supplies and
+    the later rounds nest under it, so a slow human answer shows as such.
+    """
+
+    __slots__ = ("anchor", "last", "method", "rounds")
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.anchor: _Call | None = None
+        self.rounds = 1
+        self.last: Classification | None = None
 
 
 _current: ContextVar[_Call | None] = ContextVar("mcpobs_client_call", default=None)
 """The client request being sent in this context; read by the injection hooks."""
+
+_operation: ContextVar[_Operation | None] = ContextVar("mcpobs_client_operation", default=None)
+"""The multi-round-trip operation the `Client` is driving in this context."""
 
 _connections: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 """Per `ClientSession`: server.address/port and network.transport, learned from `Client`."""
@@ -135,8 +156,18 @@ class ClientHooks:
             transport = connection.get(S.NETWORK_TRANSPORT)
             if transport is not None:
                 labels[S.NETWORK_TRANSPORT] = transport
-        span = tel.tracer.start_span(S.span_name(known, target), kind=SpanKind.CLIENT, attributes=attrs)
-        return _Call(session, method, span, labels)
+        op = _operation.get()
+        parent = None
+        if op is not None and op.method != method:
+            op = None  # e.g. the tools/list output validation issues: not a round
+        elif op is not None and op.anchor is not None:
+            op.rounds += 1
+            attrs[S.MRTR_ROUND] = op.rounds
+            parent = trace.set_span_in_context(op.anchor.span)
+        span = tel.tracer.start_span(S.span_name(known, target), context=parent, kind=SpanKind.CLIENT, attributes=attrs)
+        call = _Call(session, method, span, labels)
+        call.op = op
+        return call
 
     def _try_open(self, session: Any, method: str, params: Any, version: object = None) -> _Call | None:
         try:
@@ -152,6 +183,8 @@ class ClientHooks:
         with guarded("client classification"):
             call.elapsed = time.perf_counter() - call.start
             call.cls = _from_exception(exc) if exc is not None else _from_result(call.method, result)
+            if call.cls is _outcome.PENDING_INPUT and call.span.is_recording():
+                call.span.set_attribute(S.MRTR_INPUT_METHODS, _input_methods(result))
 
     def _finish(self, call: _Call, exc: BaseException | None = None) -> None:
         try:
@@ -159,24 +192,57 @@ class ClientHooks:
                 call.elapsed = time.perf_counter() - call.start
                 call.cls = _from_exception(exc) if exc is not None else _outcome.OK
             cls = call.cls
-            span = call.span
-            if span.is_recording():
-                attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
-                if cls.error_type is not None:
-                    attrs[S.ERROR_TYPE] = cls.error_type
-                if cls.rpc_code is not None:
-                    attrs[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
-                span.set_attributes(attrs)
-                if cls.error_type is not None:  # on the client every failed request is an error
-                    if exc is not None and cls.error_type == type(exc).__qualname__:
-                        span.record_exception(exc)  # a local failure; server messages stay out
-                    span.set_status(StatusCode.ERROR, cls.error_type)
-            span.end()
+            if call.op is not None and self._round_done(call, cls):
+                return  # the anchor stays open: the operation ends it
+            self._end_span(call, cls, exc)
             self._record(call, cls)
         except Exception as err:
             report("client span end", err)
             with guarded("client span end (fallback)"):
                 call.span.end()
+
+    def _end_span(self, call: _Call, cls: Classification, exc: BaseException | None) -> None:
+        span = call.span
+        if span.is_recording():
+            attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
+            if cls.error_type is not None:
+                attrs[S.ERROR_TYPE] = cls.error_type
+            if cls.rpc_code is not None:
+                attrs[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+            span.set_attributes(attrs)
+            if cls.error_type is not None:  # on the client every failed request is an error
+                if exc is not None and cls.error_type == type(exc).__qualname__:
+                    span.record_exception(exc)  # a local failure; server messages stay out
+                span.set_status(StatusCode.ERROR, cls.error_type)
+        span.end()
+
+    def _round_done(self, call: _Call, cls: Classification) -> bool:
+        """Note a round's outcome on its operation; True when this round became the anchor."""
+        op = call.op
+        assert op is not None
+        op.last = cls
+        if op.anchor is None and cls.outcome is Outcome.PENDING_INPUT:
+            op.anchor = call
+            if call.span.is_recording():
+                call.span.set_attributes({S.MRTR_ROUND: 1, S.OUTCOME: cls.outcome.value})
+            self._record(call, cls)
+            return True
+        return False
+
+    def _end_operation(self, op: _Operation, exc: BaseException | None) -> None:
+        """The operation is over: its anchor takes the final outcome and ends."""
+        anchor = op.anchor
+        if anchor is None:
+            return
+        cls = op.last
+        if exc is not None and (cls is None or cls.outcome is Outcome.PENDING_INPUT):
+            cls = _from_exception(exc)  # e.g. an input the host refused, or rounds exhausted
+        try:
+            self._end_span(anchor, cls or _outcome.OK, exc)
+        except Exception as err:
+            report("client operation end", err)
+            with guarded("client operation end (fallback)"):
+                anchor.span.end()
 
     def _record(self, call: _Call, cls: Classification) -> None:
         tel = self.telemetry
@@ -278,6 +344,79 @@ class ClientHooks:
                     call.cls = OUTPUT_VALIDATION
             raise
 
+    def operation(self, method: str) -> Any:
+        """Wraps `Client.call_tool` / `get_prompt` / `read_resource`: the rounds they drive."""
+
+        async def drive(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+            op = _Operation(method)
+            token = _operation.set(op)
+            try:
+                result = await wrapped(*args, **kwargs)
+            except BaseException as exc:
+                _operation.reset(token)
+                self._end_operation(op, exc)
+                raise
+            _operation.reset(token)
+            self._end_operation(op, None)
+            return result
+
+        return drive
+
+    async def dispatch_input_request(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.dispatch_input_request`: the client answering the server.
+
+        In a multi-round-trip operation the answer is local work between rounds (INTERNAL,
+        under the call's span). At revisions before 2026-07-28 the server sent a request of
+        its own, and the client is its SERVER, parented on the server's CLIENT span.
+        """
+        span = None
+        token = None
+        with guarded("input request span"):
+            request = args[1] if len(args) > 1 else kwargs.get("request")
+            method = getattr(request, "method", None)
+            known = method if method in _KNOWN_METHODS else S.OTHER
+            op = _operation.get()
+            attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known}
+            if op is not None and op.anchor is not None:
+                kind, parent = SpanKind.INTERNAL, trace.set_span_in_context(op.anchor.span)
+            else:
+                ctx = args[0] if args else kwargs.get("ctx")
+                kind, parent = SpanKind.SERVER, _propagation.extract(getattr(ctx, "meta", None))
+                request_id = getattr(ctx, "request_id", None)
+                if request_id is not None:
+                    attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
+            span = self.telemetry.tracer.start_span(known, context=parent, kind=kind, attributes=attrs)
+            token = otel_context.attach(trace.set_span_in_context(span))
+        if span is None:
+            return await wrapped(*args, **kwargs)
+        outcome = Outcome.OK
+        try:
+            result = await wrapped(*args, **kwargs)
+            if type(result).__name__ == "ErrorData":
+                outcome = Outcome.CLIENT_ERROR  # the host declined (or cannot answer) the request
+            return result
+        except BaseException as exc:
+            outcome = Outcome.CANCELLED if _outcome.is_cancellation(exc) else Outcome.SERVER_ERROR
+            if outcome is Outcome.SERVER_ERROR:
+                with guarded("input request span error"):
+                    span.set_attribute(S.ERROR_TYPE, type(exc).__qualname__)
+                    span.set_status(StatusCode.ERROR, type(exc).__qualname__)
+            raise
+        finally:
+            with guarded("input request span end"):
+                otel_context.detach(token)  # type: ignore[arg-type]
+                span.set_attribute(S.OUTCOME, outcome.value)
+                span.end()
+
+    def listen(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `Client.listen`, which bypasses `send_request`: one span for the stream."""
+        stream = wrapped(*args, **kwargs)
+        try:
+            return _ListenStream(self, instance.session, stream)
+        except Exception as exc:
+            report("listen span", exc)
+            return stream
+
     def otel_span(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Replaces the SDK's `MCP send` span in `JSONRPCDispatcher.send_raw_request`."""
         return self._sdk_span(wrapped, args, kwargs)
@@ -362,6 +501,55 @@ class ClientHooks:
 _COUNTER_LABELS = S.CLIENT_REQUESTS.attributes
 
 
+class _ListenStream:
+    """`client.listen(...)` with a CLIENT span from the request until the stream closes.
+
+    The span is current while the request is sent (so the server's `subscriptions/listen`
+    span is its child) but not inside the `async with` body, which is the host's own code.
+    """
+
+    def __init__(self, hooks: ClientHooks, session: Any, stream: Any) -> None:
+        self._hooks = hooks
+        self._stream = stream
+        self._call = hooks._try_open(session, "subscriptions/listen", None)
+
+    async def __aenter__(self) -> Any:
+        call = self._call
+        if call is None:
+            return await self._stream.__aenter__()
+        tokens = _enter(call)
+        try:
+            subscription = await self._stream.__aenter__()
+        except BaseException as exc:
+            _leave(tokens)
+            self._hooks._settle(call, None, exc)
+            self._hooks._finish(call, exc)
+            raise
+        _leave(tokens)
+        return subscription
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        error: BaseException | None = None
+        try:
+            return await self._stream.__aexit__(*exc_info)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            if self._call is not None:
+                self._close(error or exc_info[1])
+
+    def _close(self, exc: BaseException | None) -> None:
+        from mcp.client.subscriptions import SubscriptionLost
+        from mcp.shared.exceptions import MCPError
+
+        # The stream's own failures count; an exception from the host's code in the body does not.
+        if exc is not None and not isinstance(exc, MCPError | SubscriptionLost) and not _outcome.is_cancellation(exc):
+            exc = None
+        self._hooks._settle(self._call, None, exc)  # type: ignore[arg-type]
+        self._hooks._finish(self._call, exc)  # type: ignore[arg-type]
+
+
 def _enter(call: _Call) -> tuple[object, object]:
     return _current.set(call), otel_context.attach(trace.set_span_in_context(call.span))
 
@@ -438,6 +626,12 @@ def _from_result(method: str, result: object) -> Classification:
     return _outcome.OK
 
 
+def _input_methods(result: Any) -> list[str]:
+    """What a pending round asks the client for (`elicitation/create`, ...), bounded."""
+    methods = {getattr(request, "method", None) for request in (result.input_requests or {}).values()}
+    return sorted(m if m in _KNOWN_METHODS else S.OTHER for m in methods)
+
+
 def _from_exception(exc: BaseException) -> Classification:
     from mcp.shared.exceptions import MCPError
 
@@ -471,7 +665,12 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_SESSION, "ClientSession.send_notification", hooks.send_notification),
         Patch(_SESSION, "ClientSession.call_tool", hooks.call_tool),
         Patch(_SESSION, "ClientSession.validate_tool_result", hooks.validate_tool_result),
+        Patch(_SESSION, "ClientSession.dispatch_input_request", hooks.dispatch_input_request),
         Patch(_CLIENT, "Client._build_session", hooks.build_session),
+        Patch(_CLIENT, "Client.listen", hooks.listen),
+        Patch(_CLIENT, "Client.call_tool", hooks.operation("tools/call")),
+        Patch(_CLIENT, "Client.get_prompt", hooks.operation("prompts/get")),
+        Patch(_CLIENT, "Client.read_resource", hooks.operation("resources/read")),
         Patch(_JSONRPC, "otel_span", hooks.otel_span),
         Patch(_JSONRPC, "JSONRPCDispatcher.notify", hooks.notify),
         Patch(_DIRECT, "DirectDispatcher.send_raw_request", hooks.direct_send),
