@@ -10,11 +10,13 @@ import pytest
 from mcp import Client
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
 from shop import create_server
 from transports import client_for, serve_http
 
 import mcpobs
+from mcpobs import _guard
 from mcpobs import semconv as S
 from mcpobs._client import ClientNames
 
@@ -360,3 +362,60 @@ async def eventually(find, timeout: float = 5.0):
         if found or time.monotonic() > deadline:
             return found
         await anyio.sleep(0.02)
+
+
+async def test_a_client_latency_sample_carries_an_exemplar_of_its_span(mcpobs_telemetry):
+    async with Client(create_server()) as client:
+        await client.call_tool("get_order_status", {"order_id": "O-1873"})
+    (span,) = client_spans(mcpobs_telemetry, CALL)
+    (point,) = [
+        p
+        for p in mcpobs_telemetry.points(S.CLIENT_OPERATION_DURATION.name)
+        if p.attributes.get(S.GEN_AI_TOOL_NAME) == "get_order_status"
+    ]
+    assert [e.span_id for e in point.exemplars] == [span.context.span_id]
+
+
+class _Exploding(SpanProcessor):
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def on_start(self, span, parent_context=None):
+        if self.where == "start":
+            raise RuntimeError("processor broke on start")
+
+    def on_end(self, span):
+        if self.where == "end":
+            raise RuntimeError("processor broke on end")
+
+
+@pytest.mark.parametrize("where", ["start", "end"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_broken_pipeline_never_changes_what_the_client_gets(transport, where):
+    from mcpobs.testing import capture
+
+    async def outcomes(server) -> list:
+        with ExitStack() as stack:
+            base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
+            async with shop_client(transport, server, base_url) as client:
+                found = [
+                    (await client.call_tool("get_order_status", {"order_id": "O-1873"})).structured_content,
+                    (await client.call_tool("get_order_status", {"order_id": "O-0"})).is_error,
+                    (await client.call_tool("approve_refund", {"order_id": "O-1873"})).content[0].text,
+                ]
+                with pytest.raises(MCPError):
+                    await client.call_tool("wait_for_stock", {"sku": "KG-1031"}, read_timeout_seconds=0.1)
+                if transport != "legacy":
+                    async with client.listen(tools_list_changed=True) as subscription:
+                        found.append(subscription.honored.tools_list_changed)
+                return found
+
+    expected = await outcomes(create_server())  # not instrumented
+    reported = set(_guard._seen)
+    telemetry = capture()
+    telemetry.tracer_provider.add_span_processor(_Exploding(where))
+    try:
+        assert await outcomes(create_server()) == expected
+    finally:
+        mcpobs.uninstrument()
+        _guard._seen.intersection_update(reported)  # other tests still see a first report warned

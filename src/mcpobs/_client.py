@@ -253,7 +253,8 @@ class ClientHooks:
         if cls.rpc_code is not None:
             labels[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
         if cls.outcome in S.LATENCY_OUTCOMES and call.elapsed is not None:
-            tel.client_duration.record(call.elapsed, labels)
+            # the span is no longer current here: hand it over so an exemplar points at the trace
+            tel.client_duration.record(call.elapsed, labels, context=trace.set_span_in_context(call.span))
         tel.client_requests.add(1, {k: labels[k] for k in _COUNTER_LABELS if k in labels})
 
     # -- the seams --------------------------------------------------------------------------
