@@ -1,4 +1,4 @@
-"""`python -m mcpobs`: the command line."""
+"""`python -m mcpobs`: the command line (`demo`, `reference`, `contract snapshot|diff`)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,33 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mcpobs", description="OpenTelemetry for MCP servers and clients.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run an instrumented shop server through every outcome and show the traces")
+    commands.add_parser("reference", help="print the attribute and metric reference (docs/reference.md)")
+    contract = commands.add_parser("contract", help="snapshot a server's tools, or diff two snapshots")
+    actions = contract.add_subparsers(dest="action", required=True)
+    snap = actions.add_parser("snapshot", help="print a server's tools as JSON")
+    snap.add_argument("target", help="module:attribute naming a server (or a factory), or the server's URL")
+    compare = actions.add_parser("diff", help="classify each change; exit status 1 when anything breaks")
+    compare.add_argument("old")
+    compare.add_argument("new")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from mcpobs._demo import run
 
         return run(sys.stdout)
-    return 2
+    if args.command == "reference":
+        from mcpobs._reference import render
+
+        sys.stdout.write(render())
+        return 0
+    from mcpobs import _contract_diff
+
+    if args.action == "snapshot":
+        sys.path.insert(0, "")  # module:attribute is looked up from the current directory too
+        print(_contract_diff.main_snapshot(args.target))
+        return 0
+    text, status = _contract_diff.main_diff(args.old, args.new)
+    print(text)
+    return status
 
 
 if __name__ == "__main__":

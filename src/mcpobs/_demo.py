@@ -112,7 +112,7 @@ async def _drive(url: str, shop: Any, out: TextIO) -> None:
     from mcp import Client
     from mcp.server.subscriptions import ToolsListChanged
 
-    async def confirm(ctx: Any, params: Any) -> Any:
+    async def confirm(context: Any, params: Any) -> Any:
         return types.ElicitResult(action="accept", content={"ok": True})
 
     async with Client(url, elicitation_callback=confirm) as client:
@@ -211,7 +211,8 @@ def run(out: TextIO) -> int:
     spans = captured.spans()
     by_trace: dict[int, list[Any]] = defaultdict(list)
     for s in spans:
-        by_trace[s.context.trace_id].append(s)
+        if s.context is not None:
+            by_trace[s.context.trace_id].append(s)
     for trace_spans in sorted(by_trace.values(), key=lambda t: min(s.start_time for s in t)):
         out.write("trace\n")
         _tree(trace_spans, out)

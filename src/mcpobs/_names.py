@@ -29,14 +29,16 @@ def bounded_version(version: object) -> str:
 class ServerNames:
     """The names one server registers. Lookups are live, so a tool added later counts."""
 
-    __slots__ = ("_learned_prompts", "_learned_tools", "_server", "prompt_lookup", "tool_lookup")
+    __slots__ = ("_learned_prompts", "_learned_tools", "_server", "offered", "prompt_lookup", "tool_lookup")
 
     def __init__(self, server: Any) -> None:
         self._server = server
         self.tool_lookup: Lookup | None = None
         self.prompt_lookup: Lookup | None = None
-        self._learned_tools: set[str] = set()
-        self._learned_prompts: set[str] = set()
+        self.offered: Callable[[], dict[str, int]] | None = None
+        """How many tools, prompts and resources the server offers (MCPServer only)."""
+        self._learned_tools: dict[str, Mapping[str, Any]] = {}
+        self._learned_prompts: dict[str, Mapping[str, Any]] = {}
 
     def method(self, method: object) -> str:
         if not isinstance(method, str):
@@ -55,12 +57,30 @@ class ServerNames:
             return name if self.tool_lookup(name) is not None else semconv.OTHER
         return name if name in self._learned_tools else semconv.OTHER
 
+    def tool_object(self, name: str) -> object | None:
+        """The registered tool (an MCPServer tool, or the wire dict a lowlevel server listed)."""
+        if self.tool_lookup is not None:
+            return self.tool_lookup(name)
+        return self._learned_tools.get(name)
+
     def prompt(self, name: object) -> str:
         if not isinstance(name, str):
             return semconv.OTHER
         if self.prompt_lookup is not None:
             return name if self.prompt_lookup(name) is not None else semconv.OTHER
         return name if name in self._learned_prompts else semconv.OTHER
+
+    def offered_counts(self, capabilities: Mapping[str, Any]) -> dict[str, int | None]:
+        """Counts for the session line; a capability the server did not declare counts 0."""
+        counts: dict[str, int | None] = dict.fromkeys(("tools", "prompts", "resources"))
+        if self.offered is not None:
+            counts.update(self.offered())
+        elif self._learned_tools:
+            counts["tools"] = len(self._learned_tools)
+        for kind in counts:
+            if kind not in capabilities:
+                counts[kind] = 0
+        return counts
 
     def learn(self, method: str, result: object) -> None:
         """Remember the names a lowlevel server lists, so its spans can use them."""
@@ -70,12 +90,10 @@ class ServerNames:
             _learn(self._learned_prompts, result, "prompts")
 
 
-def _learn(names: set[str], result: object, key: str) -> None:
+def _learn(names: dict[str, Mapping[str, Any]], result: object, key: str) -> None:
     if not isinstance(result, Mapping):
         return
     for item in result.get(key) or ():
-        if len(names) >= semconv.MAX_LEARNED_NAMES:
-            return
         name = item.get("name") if isinstance(item, Mapping) else None
-        if isinstance(name, str):
-            names.add(name)
+        if isinstance(name, str) and (name in names or len(names) < semconv.MAX_LEARNED_NAMES):
+            names[name] = item

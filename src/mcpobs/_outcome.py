@@ -68,7 +68,8 @@ def is_cancellation(exc: BaseException) -> bool:
 def from_exception(exc: BaseException, method: str, initialized: bool, known_target: bool) -> Classification:
     """A request whose handler chain raised."""
     if is_cancellation(exc):
-        return CANCELLED
+        # A listen stream ends when its client closes it: that is how a stream finishes.
+        return OK if method in semconv.STREAM_METHODS else CANCELLED
     if isinstance(exc, MCPError):
         code = exc.error.code
         if code in semconv.CALLER_MISTAKE_CODES or code in (

@@ -14,8 +14,9 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, StatusCode
 
-from mcpobs import _cancellation, _http, _outcome, _propagation, _state
+from mcpobs import _cancellation, _content, _http, _identity, _outcome, _propagation, _state
 from mcpobs import semconv as S
+from mcpobs._contract import FingerprintCache, catalog_fingerprint
 from mcpobs._guard import guarded, report
 from mcpobs._names import ServerNames, bounded_version
 from mcpobs._outcome import Classification
@@ -46,6 +47,7 @@ class ServerMiddleware:
             S.SERVER_NAME: telemetry.bound(getattr(server, "name", "") or ""),
             S.SERVER_VERSION: telemetry.bound(getattr(server, "version", "") or ""),
         }
+        self.fingerprints = FingerprintCache()
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         call = self._start(ctx)
@@ -96,6 +98,10 @@ class ServerMiddleware:
             labels[target_attr] = known
             if method == "tools/call":
                 attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
+                if target is not None:
+                    self._contract(target, ctx.meta, attrs)
+                if tel.settings.capture_content:
+                    attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _content.arguments(params, tel.settings)
         elif method in _URI_METHODS and params:
             uri = params.get("uri")
             if uri is not None:
@@ -108,6 +114,9 @@ class ServerMiddleware:
                 _http.mark_reached(raw_method)  # the HTTP boundary then leaves this request to us
             labels[S.NETWORK_TRANSPORT] = transport
         labels[S.MCP_PROTOCOL_VERSION] = attrs[S.MCP_PROTOCOL_VERSION]
+        _identity.client_attributes(ctx.session, tel, attrs)
+        if tel.settings.record_user:
+            _identity.user_attribute(tel, attrs)
 
         parent = _propagation.extract(ctx.meta)
         links = None
@@ -144,6 +153,9 @@ class ServerMiddleware:
             if exc is None:
                 self.names.learn(call.method, result)
                 cls = _outcome.from_result(result, call.method, call.state.tool_failure)
+                after = _AFTER.get(call.method)
+                if after is not None and call.span.is_recording():
+                    after(self, call, ctx, result)
             else:
                 cls = _outcome.from_exception(exc, call.method, _initialized(ctx), call.names_target is not None)
                 if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
@@ -154,6 +166,43 @@ class ServerMiddleware:
             report("server span end", err)
             with guarded("server span end (fallback)"):
                 call.span.end()
+
+    def _contract(self, tool_name: str, meta: Any, attrs: dict[str, Any]) -> None:
+        """Fingerprint the tool being called, and flag a client holding another schema."""
+        tool = self.names.tool_object(tool_name)
+        if tool is None:
+            return
+        schema, contract = self.fingerprints.of(tool)
+        attrs[S.TOOL_SCHEMA_FINGERPRINT] = schema
+        attrs[S.TOOL_CONTRACT_FINGERPRINT] = contract
+        held = meta.get(S.META_SCHEMA_FINGERPRINT) if meta else None
+        if isinstance(held, str):
+            stale = held != schema
+            attrs[S.TOOL_SCHEMA_STALE] = stale
+            if stale:
+                self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: tool_name})
+
+    def _after_tools_call(self, call: _Call, ctx: Any, result: Any) -> None:
+        if self.telemetry.settings.capture_content:
+            call.state.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, _content.result(result, self.telemetry.settings))
+
+    def _after_tools_list(self, call: _Call, ctx: Any, result: Any) -> None:
+        tools = result.get("tools") if isinstance(result, dict) else None
+        if not isinstance(tools, list):
+            return
+        state = call.state
+        state.set_attribute(S.CATALOG_FINGERPRINT, catalog_fingerprint(tools))
+        state.set_attribute(S.CATALOG_TOOLS, len(tools))
+        if isinstance(ttl := result.get("ttlMs"), int):
+            state.set_attribute(S.CATALOG_TTL_MS, ttl)
+        if isinstance(scope := result.get("cacheScope"), str):
+            state.set_attribute(S.CATALOG_CACHE_SCOPE, self.telemetry.bound(scope))
+
+    def _after_session(self, call: _Call, ctx: Any, result: Any) -> None:
+        capabilities = result.get("capabilities") if isinstance(result, dict) else None
+        offered = self.names.offered_counts(capabilities if isinstance(capabilities, dict) else {})
+        for name, value in _identity.describe_session(ctx, result, offered, self.telemetry).items():
+            call.state.set_attribute(name, value)
 
     def _end_span(self, call: _Call, cls: Classification, exc: BaseException | None) -> None:
         span = call.span
@@ -186,13 +235,21 @@ class ServerMiddleware:
         if cls.rpc_code is not None:
             labels[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
         if cls.outcome in S.LATENCY_OUTCOMES and call.method not in S.STREAM_METHODS:
-            tel.server_duration.record(elapsed, labels)
+            # The request span is detached by now: pass it so a sampled call becomes an exemplar.
+            span_context = trace.set_span_in_context(call.span) if call.span.is_recording() else None
+            tel.server_duration.record(elapsed, labels, context=span_context)
         counted = {k: labels[k] for k in _COUNTER_LABELS if k in labels}
         if cls.boundary is not None:
             counted[S.FAILURE_BOUNDARY] = cls.boundary.value
         tel.server_requests.add(1, counted)
 
 
+_AFTER = {
+    "tools/call": ServerMiddleware._after_tools_call,
+    "tools/list": ServerMiddleware._after_tools_list,
+    "server/discover": ServerMiddleware._after_session,
+    "initialize": ServerMiddleware._after_session,
+}
 _COUNTER_LABELS = tuple(a for a in S.SERVER_REQUESTS.attributes if a != S.FAILURE_BOUNDARY)
 
 
@@ -272,6 +329,7 @@ def patches(telemetry: Telemetry, servers: Any) -> list[Patch]:
                 if isinstance(middleware, ServerMiddleware):
                     middleware.names.tool_lookup = instance._tool_manager.get_tool
                     middleware.names.prompt_lookup = instance._prompt_manager.get_prompt
+                    middleware.names.offered = _offered_by(instance)
 
     async def run_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         token = _state.set_transport("pipe")
@@ -299,3 +357,14 @@ def install(server: Any, telemetry: Telemetry) -> None:
             chain[i] = ours
             return
     chain.insert(0, ours)
+
+
+def _offered_by(server: Any) -> Any:
+    def offered() -> dict[str, int]:
+        return {
+            "tools": len(server._tool_manager.list_tools()),
+            "prompts": len(server._prompt_manager.list_prompts()),
+            "resources": len(server._resource_manager.list_resources()),
+        }
+
+    return offered

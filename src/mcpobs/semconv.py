@@ -218,6 +218,18 @@ CLIENT_NAME: Final = _attr("mcpobs.client.name", "The calling client's name, bou
 CLIENT_VERSION: Final = _attr("mcpobs.client.version", "The calling client's version, bounded.", _M, "server spans")
 SERVER_NAME: Final = _attr("mcpobs.server.name", "The serving server's name.", _M, "server spans")
 SERVER_VERSION: Final = _attr("mcpobs.server.version", "The serving server's version.", _M, "server spans")
+_SESSION = "server/discover and initialize spans"
+SESSION_REQUESTED_VERSION: Final = _attr(
+    "mcpobs.session.requested_version", "The protocol version the client asked for.", _M, _SESSION
+)
+SESSION_CAPABILITIES: Final = _attr("mcpobs.session.capabilities", "Capabilities the server advertised.", _M, _SESSION)
+SESSION_OFFERED: Final = {
+    kind: _attr(f"mcpobs.session.{kind}", f"How many {kind} the server offers (0 says so plainly).", _M, _SESSION)
+    for kind in ("tools", "prompts", "resources")
+}
+
+META_SCHEMA_FINGERPRINT: Final = "dev.mcpobs/schemaFingerprint"
+"""`_meta` key in which an instrumented client sends the schema fingerprint of the listing it holds."""
 
 # --- Events --------------------------------------------------------------------------------
 
