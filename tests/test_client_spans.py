@@ -419,3 +419,17 @@ async def test_a_broken_pipeline_never_changes_what_the_client_gets(transport, w
     finally:
         mcpobs.uninstrument()
         _guard._seen.intersection_update(reported)  # other tests still see a first report warned
+
+
+async def test_a_raw_request_outside_the_session_still_gets_one_client_span(mcpobs_telemetry):
+    from transports import send_raw
+
+    async with Client(create_server(), mode="legacy") as client:
+        with pytest.raises(MCPError):
+            await send_raw(client, "bogus/method", {})
+    (span,) = mcpobs_telemetry.spans_named(S.OTHER, SpanKind.CLIENT)
+    assert span.attributes[S.OUTCOME] == "client_error"
+    assert span.attributes[S.RPC_RESPONSE_STATUS_CODE] == "-32601"
+    (server,) = mcpobs_telemetry.spans_named(S.OTHER, SpanKind.SERVER)
+    assert server.parent.span_id == span.context.span_id
+    assert not [s for s in mcpobs_telemetry.spans() if s.name.startswith("MCP send")]

@@ -43,6 +43,11 @@ _KNOWN_METHODS = (
 )
 _TARGETED = {"tools/call": S.GEN_AI_TOOL_NAME, "prompts/get": S.GEN_AI_PROMPT_NAME}
 _REQUEST_TIMEOUT = -32001  # the SDK's code for a request whose read timeout elapsed
+_CALLER_MISTAKES = S.CALLER_MISTAKE_CODES | {
+    S.HEADER_MISMATCH,
+    S.MISSING_CLIENT_CAPABILITY,
+    S.UNSUPPORTED_PROTOCOL_VERSION,
+}
 
 OUTPUT_VALIDATION = Classification(Outcome.SERVER_ERROR, None, S.OUTPUT_VALIDATION)
 TIMED_OUT = Classification(Outcome.CANCELLED, None, S.TIMEOUT, _REQUEST_TIMEOUT)
@@ -75,10 +80,11 @@ class _Operation:
     the later rounds nest under it, so a slow human answer shows as such.
     """
 
-    __slots__ = ("anchor", "last", "method", "rounds")
+    __slots__ = ("anchor", "last", "method", "rounds", "session")
 
-    def __init__(self, method: str) -> None:
+    def __init__(self, method: str, session: Any) -> None:
         self.method = method
+        self.session = session
         self.anchor: _Call | None = None
         self.rounds = 1
         self.last: Classification | None = None
@@ -158,7 +164,7 @@ class ClientHooks:
                 labels[S.NETWORK_TRANSPORT] = transport
         op = _operation.get()
         parent = None
-        if op is not None and op.method != method:
+        if op is not None and (op.method != method or op.session is not session):
             op = None  # e.g. the tools/list output validation issues: not a round
         elif op is not None and op.anchor is not None:
             op.rounds += 1
@@ -349,7 +355,7 @@ class ClientHooks:
         """Wraps `Client.call_tool` / `get_prompt` / `read_resource`: the rounds they drive."""
 
         async def drive(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-            op = _Operation(method)
+            op = _Operation(method, _session_of(instance))
             token = _operation.set(op)
             try:
                 result = await wrapped(*args, **kwargs)
@@ -393,8 +399,11 @@ class ClientHooks:
         outcome = Outcome.OK
         try:
             result = await wrapped(*args, **kwargs)
-            if type(result).__name__ == "ErrorData":
-                outcome = Outcome.CLIENT_ERROR  # the host declined (or cannot answer) the request
+            code = getattr(result, "code", None) if type(result).__name__ == "ErrorData" else None
+            if isinstance(code, int):  # the host cannot (or will not) answer what was asked
+                outcome = Outcome.CLIENT_ERROR
+                with guarded("input request span error"):
+                    span.set_attribute(S.RPC_RESPONSE_STATUS_CODE, str(code))
             return result
         except BaseException as exc:
             outcome = Outcome.CANCELLED if _outcome.is_cancellation(exc) else Outcome.SERVER_ERROR
@@ -458,10 +467,10 @@ class ClientHooks:
             return
         outcome = Outcome.OK
         try:
-            yield span  # the SDK sets error.type and the status on a JSON-RPC error reply
-            status = getattr(span, "status", None)
-            if status is not None and status.status_code is StatusCode.ERROR:
-                outcome = Outcome.SERVER_ERROR
+            yield span  # the SDK sets error.type and rpc.response.status_code on a JSON-RPC error reply
+            code = (getattr(span, "attributes", None) or {}).get(S.RPC_RESPONSE_STATUS_CODE)
+            if code is not None:
+                outcome = _from_code(int(code)).outcome
         except BaseException as exc:
             outcome = Outcome.CANCELLED if _outcome.is_cancellation(exc) else Outcome.SERVER_ERROR
             if outcome is Outcome.SERVER_ERROR:
@@ -551,6 +560,13 @@ class _ListenStream:
         self._hooks._finish(self._call, exc)  # type: ignore[arg-type]
 
 
+def _session_of(client: Any) -> Any:
+    try:
+        return client.session
+    except Exception:  # not entered: the call itself will say so
+        return None
+
+
 def _enter(call: _Call) -> tuple[object, object]:
     return _current.set(call), otel_context.attach(trace.set_span_in_context(call.span))
 
@@ -627,6 +643,14 @@ def _from_result(method: str, result: object) -> Classification:
     return _outcome.OK
 
 
+def _from_code(code: int) -> Classification:
+    """A JSON-RPC error reply: an error on the client, whose outcome says whose mistake it was."""
+    if code == _REQUEST_TIMEOUT:
+        return TIMED_OUT
+    outcome = Outcome.CLIENT_ERROR if code in _CALLER_MISTAKES else Outcome.SERVER_ERROR
+    return Classification(outcome, None, str(code), code)
+
+
 def _input_methods(result: Any) -> list[str]:
     """What a pending round asks the client for (`elicitation/create`, ...), bounded."""
     methods = {getattr(request, "method", None) for request in (result.input_requests or {}).values()}
@@ -639,11 +663,7 @@ def _from_exception(exc: BaseException) -> Classification:
     if _outcome.is_cancellation(exc):
         return _outcome.CANCELLED
     if isinstance(exc, MCPError):
-        code = exc.error.code
-        if code == _REQUEST_TIMEOUT:
-            return TIMED_OUT
-        server_side = _outcome.from_exception(exc, "", True, True)
-        return Classification(server_side.outcome, None, str(code), code)
+        return _from_code(exc.error.code)
     if isinstance(exc, TimeoutError):
         return TIMED_OUT
     return Classification(Outcome.SERVER_ERROR, None, type(exc).__qualname__)
