@@ -277,3 +277,31 @@ def test_after_uninstrument_an_app_built_while_instrumented_records_nothing(mcpo
         assert send(base + "/mcp", "POST", {**CALL_HEADERS, "host": "evil.example"}, call()).status_code == 421
         time.sleep(0.1)
     assert not mcpobs_telemetry.spans()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_refused_sdk_client_and_the_rejection_are_one_trace(mcpobs_telemetry, mode):
+    from mcp import Client
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    only_the_public_name = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=["shop.example"], allowed_origins=[]
+    )
+    app = create_server().streamable_http_app(transport_security=only_the_public_name)
+    expected = {"auto": ["server/discover", "initialize"], "legacy": ["initialize"]}[mode]  # auto falls back
+    with serve_http(app) as base:
+        with pytest.raises(Exception, match=r"unhandled errors|error response"):
+            async with Client(base + "/mcp", mode=mode):
+                pass
+        rejections = settle(mcpobs_telemetry, len(expected))
+    sent = {s.context.span_id: s for s in mcpobs_telemetry.spans() if s.kind is SpanKind.CLIENT}
+    assert sorted(s.name for s in sent.values()) == sorted(expected)
+    assert len(rejections) == len(expected)
+    for rejected in rejections:
+        assert rejected.attributes[S.HTTP_RESPONSE_STATUS_CODE] == 421
+        parent = sent[rejected.parent.span_id]  # each refusal sits under the request that was refused
+        assert rejected.context.trace_id == parent.context.trace_id
+        assert parent.status.status_code is StatusCode.ERROR
+        # 2026 requests say their method in a header; the legacy handshake does not
+        assert rejected.name == ("server/discover" if parent.name == "server/discover" else "POST")

@@ -490,6 +490,16 @@ class ClientHooks:
             args, kwargs = _with_trace_context(args, kwargs, "params", 1)
         return await wrapped(*args, **kwargs)
 
+    async def jsonrpc_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `JSONRPCDispatcher.send_raw_request`: over HTTP, `traceparent` rides as a header too.
+
+        The trace context in `_meta` is only read once a request reaches the server; the header
+        lets the server's transport boundary put a request it refuses in the caller's trace.
+        """
+        with guarded("trace context header"):
+            args, kwargs = _with_trace_header(args, kwargs)
+        return await wrapped(*args, **kwargs)
+
     async def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `JSONRPCDispatcher.notify`: `notifications/cancelled` carries the request's trace."""
         with guarded("notification trace context"):
@@ -596,6 +606,23 @@ def _with_trace_context(args: Any, kwargs: Any, name: str, index: int) -> tuple[
     return args, {**kwargs, name: out}
 
 
+def _with_trace_header(args: Any, kwargs: Any) -> tuple[Any, Any]:
+    call = _current.get()
+    if call is None or trace.get_current_span() is not call.span:
+        return args, kwargs
+    connection = _connections.get(call.session)
+    if not connection or connection.get(S.NETWORK_PROTOCOL_NAME) != "http":
+        return args, kwargs
+    opts = args[2] if len(args) > 2 else kwargs.get("opts")
+    opts = dict(opts or {})
+    headers = dict(opts.get("headers") or {})
+    _propagation.inject(headers)
+    opts["headers"] = headers
+    if len(args) > 2:
+        return (*args[:2], opts, *args[3:]), kwargs
+    return args, {**kwargs, "opts": opts}
+
+
 def _method_of(args: Any, kwargs: Any) -> str | None:
     request = args[0] if args else kwargs.get("request")
     return getattr(request, "method", None)
@@ -693,6 +720,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_CLIENT, "Client.get_prompt", hooks.operation("prompts/get")),
         Patch(_CLIENT, "Client.read_resource", hooks.operation("resources/read")),
         Patch(_JSONRPC, "otel_span", hooks.otel_span),
+        Patch(_JSONRPC, "JSONRPCDispatcher.send_raw_request", hooks.jsonrpc_send),
         Patch(_JSONRPC, "JSONRPCDispatcher.notify", hooks.notify),
         Patch(_DIRECT, "DirectDispatcher.send_raw_request", hooks.direct_send),
     ]

@@ -21,8 +21,10 @@ from contextvars import ContextVar
 from typing import Any
 
 from mcp_types import methods as _methods
-from opentelemetry.trace import SpanKind
+from opentelemetry import trace
+from opentelemetry.trace import Link, SpanKind
 
+from mcpobs import _propagation
 from mcpobs import semconv as S
 from mcpobs._guard import guarded
 from mcpobs._names import bounded_version
@@ -125,14 +127,25 @@ class TransportBoundary:
         else:  # nothing says which MCP method it was: name it by the HTTP method, bounded
             http_method = scope.get("method")
             name = http_method if http_method in _HTTP_METHODS else S.OTHER
+        # The caller's trace, when its client sent it as a header (mcpobs's client does over
+        # HTTP); the ambient span (an HTTP server span, say) is then linked, as the
+        # conventions ask. Without one the rejection nests under whatever is current.
+        parent = _propagation.extract(headers)
+        links = None
+        if parent is not None:
+            ambient = trace.get_current_span().get_span_context()
+            if ambient.is_valid:
+                links = [Link(ambient)]
         # A client_error is the caller's mistake: no error.type and no ERROR status (#404).
-        span = self.telemetry.tracer.start_span(name, kind=SpanKind.SERVER, attributes=attrs, start_time=start)
+        span = self.telemetry.tracer.start_span(
+            name, context=parent, kind=SpanKind.SERVER, attributes=attrs, links=links, start_time=start
+        )
         span.end()
         self.telemetry.server_requests.add(1, labels)
 
 
 def _headers(scope: Any) -> dict[str, str]:
-    wanted = (b"mcp-method", b"mcp-protocol-version")
+    wanted = (b"mcp-method", b"mcp-protocol-version", b"traceparent", b"tracestate")
     found: dict[str, str] = {}
     for key, value in scope.get("headers") or ():
         if key in wanted:
