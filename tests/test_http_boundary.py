@@ -305,3 +305,22 @@ async def test_a_refused_sdk_client_and_the_rejection_are_one_trace(mcpobs_telem
         assert parent.status.status_code is StatusCode.ERROR
         # 2026 requests say their method in a header; the legacy handshake does not
         assert rejected.name == ("server/discover" if parent.name == "server/discover" else "POST")
+
+
+def test_a_refusal_for_want_of_capacity_is_a_server_error_at_the_boundary(mcpobs_telemetry):
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
+    with serve_http(create_server().streamable_http_app(max_sessions=1)) as base:
+        assert send(base + "/mcp", "POST", LEGACY_HEADERS, initialize).status_code == 200
+        assert send(base + "/mcp", "POST", LEGACY_HEADERS, initialize).status_code == 503
+        spans = settle(mcpobs_telemetry, 2)
+    (refused,) = [s for s in spans if S.HTTP_RESPONSE_STATUS_CODE in s.attributes]
+    assert refused.attributes[S.OUTCOME] == "server_error"
+    assert refused.attributes[S.ERROR_TYPE] == "503"
+    assert refused.status.status_code is StatusCode.ERROR
+    counted = {S.OUTCOME: "server_error", S.FAILURE_BOUNDARY: "transport", S.ERROR_TYPE: "503"}
+    assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, counted) == 1

@@ -5,8 +5,10 @@ unsupported protocol version, a parse error, a batch, an oversized body or an un
 legacy session itself; none of them reach the server middleware. `instrument()` adds a
 pure ASGI middleware to every app `Server.streamable_http_app()` returns. It watches the
 response status and, for an error status the server middleware never saw, records one
-SERVER span and one count in `mcpobs.server.requests`. Requests that reach the middleware
-add nothing here: no second span per request.
+SERVER span and one count in `mcpobs.server.requests`: `client_error` for a 4xx (at the
+`version` boundary for -32022, else `transport`), `server_error` for a 5xx such as a refused
+session when `max_sessions` are open. Requests that reach the middleware add nothing here:
+no second span per request.
 
 The wrapper is pure ASGI (no `BaseHTTPMiddleware`), runs the app in the caller's task and
 context, and passes scope, receive and send through, so what a handler sees is unchanged:
@@ -22,7 +24,7 @@ from typing import Any
 
 from mcp_types import methods as _methods
 from opentelemetry import trace
-from opentelemetry.trace import Link, SpanKind
+from opentelemetry.trace import Link, SpanKind, StatusCode
 
 from mcpobs import _propagation
 from mcpobs import semconv as S
@@ -104,6 +106,9 @@ class TransportBoundary:
         method = raw_method if raw_method in _KNOWN_METHODS else S.OTHER
         code = _rpc_code(exchange.body)
         boundary = Boundary.VERSION if code == S.UNSUPPORTED_PROTOCOL_VERSION else Boundary.TRANSPORT
+        # A 4xx is the caller's mistake; a 5xx (e.g. 503, too many open sessions) is the server's.
+        failed = exchange.status >= 500
+        outcome = Outcome.SERVER_ERROR if failed else Outcome.CLIENT_ERROR
         version = bounded_version(headers.get("mcp-protocol-version"))
         attrs: dict[str, Any] = {
             S.MCP_METHOD_NAME: method,
@@ -111,17 +116,19 @@ class TransportBoundary:
             S.NETWORK_TRANSPORT: "tcp",
             S.NETWORK_PROTOCOL_NAME: "http",
             S.HTTP_RESPONSE_STATUS_CODE: exchange.status,
-            S.OUTCOME: Outcome.CLIENT_ERROR.value,
+            S.OUTCOME: outcome.value,
             S.FAILURE_BOUNDARY: boundary.value,
             **self.server_attributes,
         }
         labels: dict[str, Any] = {
             S.MCP_METHOD_NAME: method,
-            S.OUTCOME: Outcome.CLIENT_ERROR.value,
+            S.OUTCOME: outcome.value,
             S.FAILURE_BOUNDARY: boundary.value,
         }
         if code is not None:
             attrs[S.RPC_RESPONSE_STATUS_CODE] = str(code)
+        if failed:  # the HTTP conventions' error.type for a server failure is the status code
+            attrs[S.ERROR_TYPE] = labels[S.ERROR_TYPE] = str(exchange.status)
         if method != S.OTHER:
             name = method
         else:  # nothing says which MCP method it was: name it by the HTTP method, bounded
@@ -140,6 +147,8 @@ class TransportBoundary:
         span = self.telemetry.tracer.start_span(
             name, context=parent, kind=SpanKind.SERVER, attributes=attrs, links=links, start_time=start
         )
+        if failed:
+            span.set_status(StatusCode.ERROR, attrs[S.ERROR_TYPE])
         span.end()
         self.telemetry.server_requests.add(1, labels)
 
