@@ -12,6 +12,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
+from pydantic import BaseModel
 from shop import create_server
 from transports import client_for, serve_http
 
@@ -433,3 +434,47 @@ async def test_a_raw_request_outside_the_session_still_gets_one_client_span(mcpo
     (server,) = mcpobs_telemetry.spans_named(S.OTHER, SpanKind.SERVER)
     assert server.parent.span_id == span.context.span_id
     assert not [s for s in mcpobs_telemetry.spans() if s.name.startswith("MCP send")]
+
+
+class Release1(BaseModel):
+    sku: str
+    on_hand: int
+
+
+class Release2(BaseModel):
+    sku: str
+    count: int
+
+
+def stock_v1(sku: str) -> Release1:
+    """Stock of one SKU."""
+    return Release1(sku=sku, on_hand=3)
+
+
+def stock_v2(sku: str) -> Release2:
+    """Stock of one SKU."""
+    return Release2(sku=sku, count=3)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_client_that_listed_an_old_schema_is_flagged_stale_by_the_server(mcpobs_telemetry, transport):
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("stock")
+    server.add_tool(stock_v1, name="check_stock")
+
+    async def calls(client):
+        await client.list_tools()
+        await client.call_tool("check_stock", {"sku": "KG-1031"})
+        server.remove_tool("check_stock")  # a release while the client is connected
+        server.add_tool(stock_v2, name="check_stock")
+        with pytest.raises(RuntimeError, match="'on_hand' is a required property"):
+            await client.call_tool("check_stock", {"sku": "KG-1031"})
+
+    await run_calls(transport, calls, server)
+    before, after = mcpobs_telemetry.spans_named("tools/call check_stock", SpanKind.SERVER)
+    assert before.attributes[S.TOOL_SCHEMA_STALE] is False
+    assert after.attributes[S.TOOL_SCHEMA_STALE] is True
+    (_, failed) = client_spans(mcpobs_telemetry, "tools/call check_stock")
+    assert failed.attributes[S.ERROR_TYPE] == S.OUTPUT_VALIDATION
+    assert mcpobs_telemetry.total(S.STALE_CALLS.name, {S.GEN_AI_TOOL_NAME: "check_stock"}) == 1

@@ -9,7 +9,15 @@ nothing is injected, so mcpobs writes `traceparent` into the request's `_meta` i
 
 `ClientSession.call_tool` validates a result against the tool's cached output schema after
 the request returns; it opens the call's span so that failure lands on it, and the
-`tools/list` the validation may issue nests under it.
+`tools/list` the validation may issue nests under it. A tools/call also carries, in `_meta`,
+the schema fingerprint of the listing the session holds, so an mcpobs server can flag a
+client calling against a schema it no longer serves.
+
+`Client.call_tool` / `get_prompt` / `read_resource` may take several rounds (SEP-2322): the
+rounds and the client's answers nest under the call's span. `Client.listen` gets a span for
+the stream. A request the dispatcher sends outside `ClientSession` (a server's own request
+to its client before 2026-07-28) is a CLIENT span on the sender, and the client's answer a
+SERVER span under it.
 """
 
 from __future__ import annotations
@@ -57,7 +65,7 @@ TOOL_ERROR = Classification(Outcome.TOOL_ERROR, None, S.TOOL_ERROR)
 class _Call:
     """One outbound request (or notification) and its span."""
 
-    __slots__ = ("cls", "elapsed", "labels", "method", "op", "owner", "session", "span", "start")
+    __slots__ = ("cls", "elapsed", "fingerprint", "labels", "method", "op", "owner", "session", "span", "start")
 
     def __init__(self, session: Any, method: str, span: Span, labels: dict[str, Any]) -> None:
         self.session = session
@@ -70,6 +78,8 @@ class _Call:
         self.owner = False
         """True while `ClientSession.call_tool` holds the span and the request has not claimed it."""
         self.op: _Operation | None = None
+        self.fingerprint: str | None = None
+        """The schema fingerprint of the tool as this session last listed it (tools/call only)."""
 
 
 class _Operation:
@@ -98,6 +108,10 @@ _operation: ContextVar[_Operation | None] = ContextVar("mcpobs_client_operation"
 
 _connections: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 """Per `ClientSession`: server.address/port and network.transport, learned from `Client`."""
+
+_listings: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+"""Per `ClientSession`: tool name -> schema fingerprint of the tools/list it last received."""
+_MAX_LISTED = 4096
 
 
 class ClientNames:
@@ -173,6 +187,10 @@ class ClientHooks:
         span = tel.tracer.start_span(S.span_name(known, target), context=parent, kind=SpanKind.CLIENT, attributes=attrs)
         call = _Call(session, method, span, labels)
         call.op = op
+        if known == "tools/call" and params:
+            listing = _listings.get(session)
+            if listing:
+                call.fingerprint = listing.get(params.get("name"))  # type: ignore[arg-type]
         return call
 
     def _try_open(self, session: Any, method: str, params: Any, version: object = None) -> _Call | None:
@@ -191,6 +209,8 @@ class ClientHooks:
             call.cls = _from_exception(exc) if exc is not None else _from_result(call.method, result)
             if call.cls is _outcome.PENDING_INPUT and call.span.is_recording():
                 call.span.set_attribute(S.MRTR_INPUT_METHODS, _input_methods(result))
+            elif call.method == "tools/list" and exc is None:
+                _remember_listing(call.session, result)
 
     def _finish(self, call: _Call, exc: BaseException | None = None) -> None:
         try:
@@ -487,7 +507,9 @@ class ClientHooks:
     async def direct_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `DirectDispatcher.send_raw_request`: in process the SDK injects nothing."""
         with guarded("in-process trace context"):
-            args, kwargs = _with_trace_context(args, kwargs, "params", 1)
+            call = _sending()
+            if call is not None:
+                args, kwargs = _with_meta(args, kwargs, _outgoing_meta(call, trace_context=True))
         return await wrapped(*args, **kwargs)
 
     async def jsonrpc_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -497,13 +519,19 @@ class ClientHooks:
         lets the server's transport boundary put a request it refuses in the caller's trace.
         """
         with guarded("trace context header"):
-            args, kwargs = _with_trace_header(args, kwargs)
+            call = _sending()
+            if call is not None:
+                args, kwargs = _with_trace_header(call, args, kwargs)
+                if call.fingerprint is not None:  # the SDK itself injects traceparent here
+                    args, kwargs = _with_meta(args, kwargs, _outgoing_meta(call, trace_context=False))
         return await wrapped(*args, **kwargs)
 
     async def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `JSONRPCDispatcher.notify`: `notifications/cancelled` carries the request's trace."""
         with guarded("notification trace context"):
-            args, kwargs = _with_trace_context(args, kwargs, "params", 1)
+            call = _sending()
+            if call is not None:
+                args, kwargs = _with_meta(args, kwargs, _outgoing_meta(call, trace_context=True))
         return await wrapped(*args, **kwargs)
 
     async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -587,29 +615,52 @@ def _leave(tokens: tuple[Any, Any]) -> None:
         _current.reset(tokens[0])
 
 
-def _with_trace_context(args: Any, kwargs: Any, name: str, index: int) -> tuple[Any, Any]:
-    """Add `traceparent` to the outgoing params' `_meta` when an mcpobs client span is current."""
+def _sending() -> _Call | None:
+    """The mcpobs client request being written in this context, if its span is current.
+
+    Contexts are copied into server handlers in process, so the contextvar alone could be a
+    client call seen from inside the server; the current span tells them apart.
+    """
     call = _current.get()
-    if call is None or trace.get_current_span() is not call.span:
-        return args, kwargs
-    params = args[index] if len(args) > index else kwargs.get(name)
-    if params is not None and not isinstance(params, Mapping):
+    return call if call is not None and trace.get_current_span() is call.span else None
+
+
+def _outgoing_meta(call: _Call, trace_context: bool) -> dict[str, Any]:
+    """What mcpobs adds to an outgoing request's `_meta`."""
+    meta: dict[str, Any] = {}
+    if trace_context:
+        _propagation.inject(meta)
+    if call.fingerprint is not None:  # lets an mcpobs server flag a client holding a stale schema
+        meta[S.META_SCHEMA_FINGERPRINT] = call.fingerprint
+    return meta
+
+
+def _with_meta(args: Any, kwargs: Any, extra: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The call's arguments with `extra` added to the params' `_meta`; the caller's keys win."""
+    params = args[1] if len(args) > 1 else kwargs.get("params")
+    if not extra or (params is not None and not isinstance(params, Mapping)):
         return args, kwargs
     out = dict(params or {})
-    meta = dict(out.get("_meta") or {})
-    if "traceparent" in meta:
-        return args, kwargs
-    _propagation.inject(meta)
-    out["_meta"] = meta
-    if len(args) > index:
-        return (*args[:index], out, *args[index + 1 :]), kwargs
-    return args, {**kwargs, name: out}
+    out["_meta"] = {**extra, **(out.get("_meta") or {})}
+    if len(args) > 1:
+        return (args[0], out, *args[2:]), kwargs
+    return args, {**kwargs, "params": out}
 
 
-def _with_trace_header(args: Any, kwargs: Any) -> tuple[Any, Any]:
-    call = _current.get()
-    if call is None or trace.get_current_span() is not call.span:
-        return args, kwargs
+def _remember_listing(session: Any, result: Any) -> None:
+    from mcpobs._contract import schema_fingerprint
+
+    listing = _listings.get(session)
+    if listing is None:
+        listing = _listings[session] = {}
+    for tool in getattr(result, "tools", None) or ():
+        if len(listing) >= _MAX_LISTED and tool.name not in listing:
+            break
+        wire = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+        listing[tool.name] = schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema"))
+
+
+def _with_trace_header(call: _Call, args: Any, kwargs: Any) -> tuple[Any, Any]:
     connection = _connections.get(call.session)
     if not connection or connection.get(S.NETWORK_PROTOCOL_NAME) != "http":
         return args, kwargs
