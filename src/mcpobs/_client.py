@@ -109,8 +109,9 @@ _operation: ContextVar[_Operation | None] = ContextVar("mcpobs_client_operation"
 _connections: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 """Per `ClientSession`: server.address/port and network.transport, learned from `Client`."""
 
-_listings: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
-"""Per `ClientSession`: tool name -> schema fingerprint of the tools/list it last received."""
+_listings: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+"""Per `ClientSession`: tool name -> the tool as last listed, replaced by its schema
+fingerprint the first time it is called (most listed tools are never called)."""
 _MAX_LISTED = 4096
 
 
@@ -188,9 +189,7 @@ class ClientHooks:
         call = _Call(session, method, span, labels)
         call.op = op
         if known == "tools/call" and params:
-            listing = _listings.get(session)
-            if listing:
-                call.fingerprint = listing.get(params.get("name"))  # type: ignore[arg-type]
+            call.fingerprint = _fingerprint(session, params.get("name"))
         return call
 
     def _try_open(self, session: Any, method: str, params: Any, version: object = None) -> _Call | None:
@@ -648,16 +647,27 @@ def _with_meta(args: Any, kwargs: Any, extra: Mapping[str, Any]) -> tuple[Any, A
 
 
 def _remember_listing(session: Any, result: Any) -> None:
-    from mcpobs._contract import schema_fingerprint
-
     listing = _listings.get(session)
     if listing is None:
         listing = _listings[session] = {}
     for tool in getattr(result, "tools", None) or ():
         if len(listing) >= _MAX_LISTED and tool.name not in listing:
             break
-        wire = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
-        listing[tool.name] = schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema"))
+        listing[tool.name] = tool
+
+
+def _fingerprint(session: Any, name: object) -> str | None:
+    listing = _listings.get(session)
+    if not listing or not isinstance(name, str):
+        return None
+    held = listing.get(name)
+    if held is None or isinstance(held, str):
+        return held
+    from mcpobs._contract import schema_fingerprint
+
+    wire = held.model_dump(by_alias=True, mode="json", exclude_none=True)
+    listing[name] = found = schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema"))
+    return found
 
 
 def _with_trace_header(call: _Call, args: Any, kwargs: Any) -> tuple[Any, Any]:
