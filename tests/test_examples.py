@@ -1,0 +1,219 @@
+"""Every example in examples/ run the way its docstring says, as a user would.
+
+Each runs in a subprocess; servers listen on a free loopback port (or speak stdio) and are
+called with the SDK's `Client`. The assertions read what the example prints, and the spans
+the console exporter writes to stderr (one JSON object per line) when configured only
+through the standard OTEL_* variables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+
+from mcpobs import semconv as S
+
+pytestmark = pytest.mark.anyio
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+CONSOLE = {"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}
+
+
+def environment(**settings: str) -> dict[str, str]:
+    """This environment without any OTEL_* of the caller's, plus `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    return {**env, "PYTHONUNBUFFERED": "1", **settings}
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        args, cwd=EXAMPLES.parent, env=env or environment(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def console_spans(stderr: str) -> list[dict[str, Any]]:
+    """Spans the console exporter wrote, one JSON object per line, among other stderr lines."""
+    return [json.loads(line) for line in stderr.splitlines() if line.startswith('{"name": ')]
+
+
+def calls(spans: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(name, outcome) of each SERVER tools/call span, in the order they ended."""
+    return [
+        (s["name"], s["attributes"][S.OUTCOME])
+        for s in spans
+        if s["kind"] == "SpanKind.SERVER" and s["name"].startswith("tools/call")
+    ]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Served:
+    """What a server process printed, read after it stopped."""
+
+    stdout = ""
+    stderr = ""
+
+
+@contextmanager
+def serving(command: list[str], port: int, env: dict[str, str], tmp_path: Path) -> Iterator[Served]:
+    """Run a server until the block ends, then stop it with Ctrl-C (SIGINT), as a user would."""
+    out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    served = Served()
+    with out.open("w") as stdout, err.open("w") as stderr:
+        process = subprocess.Popen(command, cwd=EXAMPLES.parent, env=env, stdout=stdout, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            assert process.poll() is None, f"server exited early: {err.read_text()}"
+            assert time.monotonic() < deadline, f"server did not listen on {port}: {err.read_text()}"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield served
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        served.stdout, served.stderr = out.read_text(), err.read_text()
+
+
+async def test_shop_http_serves_the_shop_and_exports_as_the_otel_variables_say(tmp_path):
+    port = free_port()
+    env = environment(**{**CONSOLE, "OTEL_METRICS_EXPORTER": "console", "OTEL_SERVICE_NAME": "shop-example"})
+    command = [sys.executable, "examples/shop_http.py", "--port", str(port)]
+    with serving(command, port, env, tmp_path) as served:
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            assert not (await client.call_tool("get_order_status", {"order_id": "O-1873"})).is_error
+            assert (await client.call_tool("get_order_status", {"order_id": "O-404"})).is_error
+            assert (await client.call_tool("quote_refund", {"order_id": "O-1", "amount_cents": -5})).is_error
+
+    assert f"shop: serving MCP on http://127.0.0.1:{port}/mcp" in served.stdout
+    assert "OTEL_SERVICE_NAME=shop-example" in served.stdout
+    assert served.stdout.rstrip().endswith("shop: stopped")  # Ctrl-C is a clean stop
+    spans = console_spans(served.stderr)
+    assert calls(spans) == [
+        ("tools/call get_order_status", "ok"),
+        ("tools/call get_order_status", "tool_error"),
+        ("tools/call quote_refund", "server_error"),
+    ]
+    assert {s["resource"]["attributes"]["service.name"] for s in spans} == {"shop-example"}
+    # the metrics reader flushed at exit, too
+    assert S.SERVER_REQUESTS.name in served.stderr and S.SERVER_OPERATION_DURATION.name in served.stderr
+
+
+def test_stdio_server_played_as_a_host_prints_the_results_and_the_spans_go_to_stderr():
+    done = run(sys.executable, "examples/stdio_server.py", "--host")
+    assert done.stdout.splitlines() == [
+        'host: get_order_status({\'order_id\': \'O-1873\'}) -> {   "order_id": "O-1873",   "status": "delivered" }',
+        "host: get_order_status({'order_id': 'O-404'}) -> error: Error executing tool get_order_status: "
+        "Unknown order O-404; ask the customer for the order number.",
+        "host: check_stock({'sku': 'KG-1031'}) -> 12",
+    ]
+    spans = console_spans(done.stderr)  # the server's stderr is the host's
+    assert calls(spans) == [
+        ("tools/call get_order_status", "ok"),
+        ("tools/call get_order_status", "tool_error"),
+        ("tools/call check_stock", "ok"),
+    ]
+    assert {s["attributes"][S.NETWORK_TRANSPORT] for s in spans if s["kind"] == "SpanKind.SERVER"} == {"pipe"}
+
+
+async def test_stdio_server_writes_nothing_but_json_rpc_to_stdout(tmp_path):
+    wire, stderr = tmp_path / "wire.jsonl", tmp_path / "stderr.txt"
+    # Launched as a host would, with `tee` recording every byte the server writes to stdout.
+    tap = StdioServerParameters(
+        command="sh",
+        args=["-c", '"$0" "$1" 2>"$2" | tee "$3"', sys.executable, "examples/stdio_server.py", str(stderr), str(wire)],
+        env=environment(**CONSOLE),
+        cwd=str(EXAMPLES.parent),
+    )
+    async with Client(tap) as client:
+        assert not (await client.call_tool("check_stock", {"sku": "KG-2040"})).is_error
+        assert (await client.call_tool("quote_refund", {"order_id": "O-1", "amount_cents": -5})).is_error
+    lines = wire.read_text().splitlines()
+    assert len(lines) >= 3
+    for line in lines:  # raises on anything that is not one JSON-RPC message
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    spans = console_spans(stderr.read_text())
+    assert calls(spans) == [("tools/call check_stock", "ok"), ("tools/call quote_refund", "server_error")]
+
+
+def test_long_export_shows_each_progress_span_while_the_call_still_runs():
+    done = run(sys.executable, "examples/long_export.py")
+    ended = [line.split() for line in done.stdout.splitlines() if line.startswith("+")]
+    progress = [float(words[0].strip("+s")) for words in ended if words[1:3] == ["INTERNAL", S.PROGRESS_SPAN]]
+    (call_end,) = [float(w[0].strip("+s")) for w in ended if w[1:4] == ["SERVER", "tools/call", "export_orders"]]
+    assert len(progress) == 5
+    # exported one by one, about 0.3 s apart, the first over a second before the call ends
+    assert progress == sorted(progress) and progress[-1] - progress[0] >= 1.0
+    assert call_end - progress[0] >= 1.0
+    assert "100% 'batch 5 of 5 written'" in done.stdout
+    assert done.stdout.splitlines()[-1] == "result: exported 5 batches"
+
+
+def test_elicitation_shows_a_pending_round_then_the_final_round():
+    done = run(sys.executable, "examples/elicitation.py")
+    assert done.stdout.splitlines() == [
+        "span tools/call cancel_order: mcpobs.mrtr.round=1  mcpobs.outcome=pending_input"
+        "  mcpobs.mrtr.input_methods=['elicitation/create']",
+        "user is asked: 'Cancel order O-2001? This cannot be undone.' -> yes",
+        "span tools/call cancel_order: mcpobs.mrtr.round=2  mcpobs.outcome=ok  (linked to the round before)",
+        "result: O-2001 cancelled",
+    ]
+
+
+def test_subscriptions_through_a_custom_bus_show_publish_and_linked_delivery():
+    done = run(sys.executable, "examples/subscriptions.py")
+    lines = done.stdout.splitlines()
+    assert "span PRODUCER publish resource_updated  (child of SERVER tools/call restock)" in lines
+    assert "client heard: ResourceUpdated(uri='shop://stock/KG-2040')" in lines
+    assert (
+        "span CONSUMER deliver resource_updated  (child of SERVER subscriptions/listen)"
+        "  (linked to PRODUCER publish resource_updated)"
+    ) in lines
+
+
+def test_the_fixture_example_runs_under_pytest():
+    done = run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/test_with_fixtures.py")
+    assert "3 passed" in done.stdout
+
+
+async def test_zero_code_server_is_instrumented_by_opentelemetry_instrument(tmp_path):
+    script = EXAMPLES / "zero_code" / "server.py"
+    assert "import mcpobs" not in script.read_text()
+    port = free_port()
+    instrument = str(Path(sys.executable).parent / "opentelemetry-instrument")
+    command = [instrument, "--traces_exporter", "console", "--metrics_exporter", "none"]
+    command += [sys.executable, str(script), "--port", str(port)]
+    with serving(command, port, environment(OTEL_LOGS_EXPORTER="none"), tmp_path) as served:
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            assert not (await client.call_tool("get_order_status", {"order_id": "O-2001"})).is_error
+            assert (await client.call_tool("get_order_status", {"order_id": "O-404"})).is_error
+    assert calls(console_spans(served.stderr)) == [
+        ("tools/call get_order_status", "ok"),
+        ("tools/call get_order_status", "tool_error"),
+    ]
