@@ -38,6 +38,7 @@ from mcp.shared.subscriptions import (
     ResourceUpdated,
     ToolsListChanged,
     event_from_wire,
+    event_matches,
 )
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
@@ -51,7 +52,12 @@ from mcpobs._telemetry import Telemetry
 _PUBLISHED = "published"
 _DELIVERED = "delivered"
 _MAX_NOTED = 1024
-"""Publish contexts remembered per stream; the SDK's own per-stream backlog is 1024 events."""
+"""Publish contexts remembered per stream; the SDK's own per-stream backlog is 1024 events.
+
+Only events the stream will deliver are noted, and a full list takes no more: evicting the
+oldest would drop the contexts of events still waiting in the SDK's backlog, and their
+deliveries would then link to later publishes of an equal event (a burst did exactly that).
+"""
 
 _active: Telemetry | None = None
 """The telemetry of the running `instrument()`; None when mcpobs is not instrumented."""
@@ -73,11 +79,20 @@ def _telemetry(implicit: bool) -> Telemetry | None:
 class _Stream:
     """One open listen stream: its id and the publish contexts of events handed to it."""
 
-    __slots__ = ("noted", "subscription_id")
+    __slots__ = ("noted", "subscription_id", "wanted", "wanted_uris")
 
-    def __init__(self, subscription_id: str) -> None:
+    def __init__(self, subscription_id: str, wanted: Any = None) -> None:
         self.subscription_id = subscription_id
-        self.noted: deque[tuple[Any, SpanContext]] = deque(maxlen=_MAX_NOTED)
+        self.wanted = wanted
+        self.wanted_uris = frozenset(getattr(wanted, "resource_subscriptions", None) or ())
+        self.noted: deque[tuple[Any, SpanContext]] = deque()
+
+    def note(self, event: Any, context: SpanContext) -> None:
+        """Remember `event`'s publish context if the stream will deliver it and there is room."""
+        if len(self.noted) < _MAX_NOTED and (
+            self.wanted is None or event_matches(self.wanted, self.wanted_uris, event)
+        ):
+            self.noted.append((event, context))
 
     def take(self, event: Any) -> SpanContext | None:
         """The publish context of `event`, skipping events this stream filtered out."""
@@ -142,7 +157,7 @@ class ObservedSubscriptionBus:
             with guarded("subscription listener"):
                 context = trace.get_current_span().get_span_context()
                 if context.is_valid:
-                    stream.noted.append((event, context))
+                    stream.note(event, context)
             listener(event)
 
         return self.bus.subscribe(observed)
@@ -248,7 +263,8 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         token = None
         with guarded("listen stream open"):
             ctx = args[0] if args else kwargs["ctx"]
-            token = _stream.set(_Stream(str(ctx.request_id)))
+            params = args[1] if len(args) > 1 else kwargs.get("params")
+            token = _stream.set(_Stream(str(ctx.request_id), getattr(params, "notifications", None)))
             telemetry.subscription_streams.add(1)
         try:
             return await wrapped(*args, **kwargs)
