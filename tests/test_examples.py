@@ -3,7 +3,9 @@
 Each runs in a subprocess; servers listen on a free loopback port (or speak stdio) and are
 called with the SDK's `Client`. The assertions read what the example prints, and the spans
 the console exporter writes to stderr (one JSON object per line) when configured only
-through the standard OTEL_* variables.
+through the standard OTEL_* variables. One end-to-end test (marked e2e) follows the README
+to the letter: `scripts/stack`, its printed exports, the shop, and the data in Jaeger and
+Prometheus.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +32,9 @@ from mcpobs import semconv as S
 
 pytestmark = pytest.mark.anyio
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples"
+BACKENDS = Path(os.environ.get("MCPOBS_BACKENDS_BIN", Path.home() / ".cache" / "mcpobs" / "bin"))
 CONSOLE = {"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}
 
 
@@ -217,3 +223,109 @@ async def test_zero_code_server_is_instrumented_by_opentelemetry_instrument(tmp_
         ("tools/call get_order_status", "ok"),
         ("tools/call get_order_status", "tool_error"),
     ]
+
+
+@contextmanager
+def stack_running(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """`scripts/stack` on free ports; yields the variables its printed `export` lines set."""
+    if not all(os.access(BACKENDS / name, os.X_OK) for name in ("jaeger", "prometheus")):
+        message = f"Jaeger and Prometheus are not built in {BACKENDS}: run scripts/build-backends"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    ports = {name: str(free_port()) for name in ("prom", "otlp", "grpc", "query", "query_grpc", "health")}
+    env = {
+        **environment(),
+        "MCPOBS_BACKENDS_BIN": str(BACKENDS),
+        "PROMETHEUS_LISTEN": f"127.0.0.1:{ports['prom']}",
+        "JAEGER_OTLP_HTTP": f"127.0.0.1:{ports['otlp']}",
+        "JAEGER_OTLP_GRPC": f"127.0.0.1:{ports['grpc']}",
+        "JAEGER_QUERY_HTTP": f"127.0.0.1:{ports['query']}",
+        "JAEGER_QUERY_GRPC": f"127.0.0.1:{ports['query_grpc']}",
+        "JAEGER_HEALTH": f"127.0.0.1:{ports['health']}",
+    }
+    log = tmp_path / "stack.log"
+    with log.open("w") as stderr:
+        stack = subprocess.Popen(
+            [str(ROOT / "scripts" / "stack")], env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
+    try:
+        assert stack.stdout is not None
+        exports: dict[str, str] = {}
+        for line in stack.stdout:  # the export block ends with the metric interval
+            if line.startswith("export "):
+                key, _, value = line.removeprefix("export ").strip().partition("=")
+                exports[key] = value
+            if "OTEL_METRIC_EXPORT_INTERVAL" in exports:
+                break
+        assert exports, f"scripts/stack printed no exports: {log.read_text()}"
+        yield {
+            **exports,
+            "JAEGER": f"http://127.0.0.1:{ports['query']}",
+            "PROMETHEUS": f"http://127.0.0.1:{ports['prom']}",
+        }
+    finally:
+        stack.send_signal(signal.SIGINT)  # Ctrl-C: the script stops both backends
+        try:
+            stack.wait(20)
+        except subprocess.TimeoutExpired:
+            stack.kill()
+            stack.wait()
+
+
+def get_json(url: str, **params: str) -> Any:
+    with urllib.request.urlopen(url + "?" + urllib.parse.urlencode(params), timeout=10) as response:
+        return json.loads(response.read())
+
+
+def jaeger_calls(jaeger: str, service: str) -> list[tuple[str, str]]:
+    """(name, outcome) of the service's tools/call spans in Jaeger, by start time."""
+    now = time.time()
+    window = {
+        "query.start_time_min": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 600)),
+        "query.start_time_max": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 60)),
+    }
+    try:
+        body = get_json(
+            f"{jaeger}/api/v3/traces", **{"query.service_name": service, "query.num_traces": "100", **window}
+        )
+    except OSError:  # 404 until the first trace lands
+        return []
+    spans = [
+        span
+        for resource_spans in body["result"]["resourceSpans"]
+        for scope_spans in resource_spans["scopeSpans"]
+        for span in scope_spans["spans"]
+    ]
+    found = []
+    for span in sorted(spans, key=lambda s: int(s["startTimeUnixNano"])):
+        attributes = {a["key"]: a["value"].get("stringValue") for a in span.get("attributes", ())}
+        if span["name"].startswith("tools/call") and S.OUTCOME in attributes:
+            found.append((span["name"], attributes[S.OUTCOME]))
+    return found
+
+
+@pytest.mark.e2e
+async def test_shop_http_with_the_stack_exports_lands_in_jaeger_and_prometheus(tmp_path):
+    with stack_running(tmp_path) as exports:
+        service = exports["OTEL_SERVICE_NAME"]
+        port = free_port()
+        command = [sys.executable, "examples/shop_http.py", "--port", str(port)]
+        with serving(command, port, environment(**exports), tmp_path):
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                await client.call_tool("get_order_status", {"order_id": "O-1873"})
+                await client.call_tool("get_order_status", {"order_id": "O-404"})
+        # stopped with Ctrl-C: everything was flushed on the way out
+        wanted = [("tools/call get_order_status", "ok"), ("tools/call get_order_status", "tool_error")]
+        deadline = time.monotonic() + 15
+        while jaeger_calls(exports["JAEGER"], service) != wanted:
+            assert time.monotonic() < deadline, jaeger_calls(exports["JAEGER"], service)
+            time.sleep(0.3)
+        requests = S.prometheus_name(S.SERVER_REQUESTS)
+        query = f'sum by ({S.OUTCOME.replace(".", "_")}) ({requests}{{job="{service}"}})'
+        deadline = time.monotonic() + 15
+        while not (result := get_json(f"{exports['PROMETHEUS']}/api/v1/query", query=query)["data"]["result"]):
+            assert time.monotonic() < deadline, f"no {requests} in Prometheus"
+            time.sleep(0.3)
+        by_outcome = {r["metric"].get(S.OUTCOME.replace(".", "_")): float(r["value"][1]) for r in result}
+        assert by_outcome.get("tool_error") == 1
