@@ -38,6 +38,7 @@ from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, StatusCode
 from mcpobs import _outcome, _propagation
 from mcpobs import semconv as S
 from mcpobs._guard import guarded, report
+from mcpobs._labels import LabelSets
 from mcpobs._names import bounded_version
 from mcpobs._outcome import Classification
 from mcpobs._patches import Patch
@@ -65,13 +66,13 @@ TOOL_ERROR = Classification(Outcome.TOOL_ERROR, None, S.TOOL_ERROR)
 class _Call:
     """One outbound request (or notification) and its span."""
 
-    __slots__ = ("cls", "elapsed", "fingerprint", "labels", "method", "op", "owner", "session", "span", "start")
+    __slots__ = ("cls", "elapsed", "fingerprint", "labels_key", "method", "op", "owner", "session", "span", "start")
 
-    def __init__(self, session: Any, method: str, span: Span, labels: dict[str, Any]) -> None:
+    def __init__(self, session: Any, method: str, span: Span, labels_key: tuple[Any, ...]) -> None:
         self.session = session
         self.method = method
         self.span = span
-        self.labels = labels
+        self.labels_key = labels_key
         self.start = time.perf_counter()
         self.elapsed: float | None = None
         self.cls: Classification | None = None
@@ -147,6 +148,7 @@ class ClientHooks:
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
         self.names = ClientNames()
+        self.labels = LabelSets(S.CLIENT_REQUESTS, errors_only=False)
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -154,29 +156,27 @@ class ClientHooks:
         tel = self.telemetry
         known = method if method in _KNOWN_METHODS else S.OTHER
         version = bounded_version(version if version is not None else getattr(session, "protocol_version", None))
-        attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known, S.MCP_PROTOCOL_VERSION: version}
-        labels: dict[str, Any] = {S.MCP_METHOD_NAME: known, S.MCP_PROTOCOL_VERSION: version}
-        target = None
+        target = bounded = raw = None
         target_attr = _TARGETED.get(known)
         if target_attr is not None and params:
             raw = params.get("name")
             if raw is not None:
                 listed = getattr(session, "_tool_output_schemas", None) if known == "tools/call" else None
-                target = self.names.bound(raw, listed if isinstance(listed, Mapping) else None)
-                attrs[target_attr] = tel.bound(raw)
-                labels[target_attr] = target
-                if target == S.OTHER:
-                    target = None
-            if known == "tools/call":
-                attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
+                bounded = self.names.bound(raw, listed if isinstance(listed, Mapping) else None)
+                target = None if bounded == S.OTHER else bounded
+        connection = _connections.get(session)
+        transport = connection.get(S.NETWORK_TRANSPORT) if connection else None
+        labels_key = (known, version, target_attr if bounded is not None else None, bounded, transport)
+        labels = self.labels.base(labels_key, lambda: _base_labels(labels_key))
+        attrs: dict[str, Any] = dict(labels)
+        if raw is not None and target_attr is not None:
+            attrs[target_attr] = tel.bound(raw)
+        if known == "tools/call":
+            attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
         elif known == "resources/read" and params and isinstance(params.get("uri"), str):
             attrs[S.MCP_RESOURCE_URI] = tel.bound(params["uri"])
-        connection = _connections.get(session)
         if connection:
             attrs.update(connection)
-            transport = connection.get(S.NETWORK_TRANSPORT)
-            if transport is not None:
-                labels[S.NETWORK_TRANSPORT] = transport
         op = _operation.get()
         parent = None
         if op is not None and (op.method != method or op.session is not session):
@@ -186,7 +186,7 @@ class ClientHooks:
             attrs[S.MRTR_ROUND] = op.rounds
             parent = trace.set_span_in_context(op.anchor.span)
         span = tel.tracer.start_span(S.span_name(known, target), context=parent, kind=SpanKind.CLIENT, attributes=attrs)
-        call = _Call(session, method, span, labels)
+        call = _Call(session, method, span, labels_key)
         call.op = op
         if known == "tools/call" and params:
             call.fingerprint = _fingerprint(session, params.get("name"))
@@ -271,16 +271,15 @@ class ClientHooks:
 
     def _record(self, call: _Call, cls: Classification) -> None:
         tel = self.telemetry
-        labels = dict(call.labels)
-        labels[S.OUTCOME] = cls.outcome.value
-        if cls.error_type is not None:
-            labels[S.ERROR_TYPE] = cls.error_type
-        if cls.rpc_code is not None:
-            labels[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+        key = call.labels_key
+        labels, counted = self.labels.with_outcome(key, self.labels.base(key, lambda: _base_labels(key)), cls)
         if cls.outcome in S.LATENCY_OUTCOMES and call.elapsed is not None:
             # the span is no longer current here: hand it over so an exemplar points at the trace
-            tel.client_duration.record(call.elapsed, labels, context=trace.set_span_in_context(call.span))
-        tel.client_requests.add(1, {k: labels[k] for k in _COUNTER_LABELS if k in labels})
+            span_context = (
+                trace.set_span_in_context(call.span) if call.span.get_span_context().trace_flags.sampled else None
+            )
+            tel.client_duration.record(call.elapsed, labels, context=span_context)
+        tel.client_requests.add(1, counted)
 
     # -- the seams --------------------------------------------------------------------------
 
@@ -545,7 +544,15 @@ class ClientHooks:
         return session
 
 
-_COUNTER_LABELS = S.CLIENT_REQUESTS.attributes
+def _base_labels(key: tuple[Any, ...]) -> dict[str, Any]:
+    """Metric labels of one bounded (method, version, target, transport)."""
+    method, version, target_attr, target, transport = key
+    labels: dict[str, Any] = {S.MCP_METHOD_NAME: method, S.MCP_PROTOCOL_VERSION: version}
+    if target_attr is not None:
+        labels[target_attr] = target
+    if transport is not None:
+        labels[S.NETWORK_TRANSPORT] = transport
+    return labels
 
 
 class _ListenStream:

@@ -18,6 +18,7 @@ from mcpobs import _cancellation, _content, _http, _identity, _outcome, _propaga
 from mcpobs import semconv as S
 from mcpobs._contract import FingerprintCache, catalog_fingerprint
 from mcpobs._guard import guarded, report
+from mcpobs._labels import LabelSets
 from mcpobs._names import ServerNames, bounded_version
 from mcpobs._outcome import Classification
 from mcpobs._patches import Patch
@@ -30,7 +31,7 @@ _URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/un
 class _Call:
     """One request in flight: what `_finish` needs from `_start`."""
 
-    __slots__ = ("labels", "method", "names_target", "otel_token", "span", "start", "state", "state_token")
+    __slots__ = ("labels_key", "method", "names_target", "otel_token", "span", "start", "state", "state_token")
 
     def __init__(self) -> None:
         self.otel_token: object = None
@@ -48,6 +49,7 @@ class ServerMiddleware:
             S.SERVER_VERSION: telemetry.bound(getattr(server, "version", "") or ""),
         }
         self.fingerprints = FingerprintCache()
+        self._labels = LabelSets(S.SERVER_REQUESTS, errors_only=True)
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         call = self._start(ctx)
@@ -75,27 +77,61 @@ class ServerMiddleware:
     def _open(self, ctx: Any) -> _Call:
         tel = self.telemetry
         names = self.names
-        raw_method = ctx.method
-        method = names.method(raw_method)
+        method = names.method(ctx.method)
         params = ctx.params
-        attrs: dict[str, Any] = {
-            S.MCP_METHOD_NAME: method,
-            S.MCP_PROTOCOL_VERSION: bounded_version(ctx.protocol_version),
-            **self._server_attrs,
-        }
-        labels: dict[str, Any] = {S.MCP_METHOD_NAME: method}
         target = None
+        known = None
         target_attr = _TARGETED.get(method)
-        if ctx.request_id is not None:
-            attrs[S.JSONRPC_REQUEST_ID] = tel.bound(ctx.request_id)
         if target_attr is not None:
             raw = params.get("name") if params else None
             known = names.tool(raw) if target_attr == S.GEN_AI_TOOL_NAME else names.prompt(raw)
             if known != S.OTHER:
                 target = known
+        transport = _transport_of(ctx)
+        if transport == "tcp":
+            _http.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
+        version = bounded_version(ctx.protocol_version)
+        labels_key = (method, target_attr, known, transport, version)
+        labels = self._labels.base(labels_key, lambda: _base_labels(labels_key))
+
+        parent = _propagation.extract(ctx.meta)
+        links = None
+        if parent is not None:
+            ambient = trace.get_current_span().get_span_context()
+            # e.g. an HTTP server span: link it, as the conventions ask. In process the
+            # ambient span is the client span that is already the parent: no link to itself.
+            if ambient.is_valid and ambient.span_id != trace.get_current_span(parent).get_span_context().span_id:
+                links = [Link(ambient)]
+        # The sampler sees what it needs to decide; the rest is built only for a span that records.
+        span = tel.tracer.start_span(
+            S.span_name(method, target), context=parent, kind=SpanKind.SERVER, attributes=labels, links=links
+        )
+        if span.is_recording():
+            span.set_attributes(self._attributes(ctx, method, target_attr, target, transport))
+        call = _Call()
+        call.method = method
+        call.names_target = target
+        call.labels_key = labels_key
+        call.span = span
+        call.state = _state.RequestState(method, target, span)
+        call.otel_token = otel_context.attach(trace.set_span_in_context(span))
+        call.state_token = _state.enter(call.state)
+        call.start = time.perf_counter()
+        return call
+
+    def _attributes(
+        self, ctx: Any, method: str, target_attr: str | None, target: str | None, transport: str | None
+    ) -> dict[str, Any]:
+        """Span attributes beyond the labels, for a recording span only."""
+        tel = self.telemetry
+        params = ctx.params
+        attrs: dict[str, Any] = dict(self._server_attrs)
+        if ctx.request_id is not None:
+            attrs[S.JSONRPC_REQUEST_ID] = tel.bound(ctx.request_id)
+        if target_attr is not None:
+            raw = params.get("name") if params else None
             if raw is not None:
                 attrs[target_attr] = tel.bound(raw)  # the raw name on the span helps find a mangled name
-            labels[target_attr] = known
             if method == "tools/call":
                 attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
                 if target is not None:
@@ -106,39 +142,12 @@ class ServerMiddleware:
             uri = params.get("uri")
             if uri is not None:
                 attrs[S.MCP_RESOURCE_URI] = tel.bound(uri)
-        transport = _transport_of(ctx)
-        if transport is not None:
-            attrs[S.NETWORK_TRANSPORT] = transport
-            if transport == "tcp":
-                attrs[S.NETWORK_PROTOCOL_NAME] = "http"
-                _http.mark_reached(raw_method)  # the HTTP boundary then leaves this request to us
-            labels[S.NETWORK_TRANSPORT] = transport
-        labels[S.MCP_PROTOCOL_VERSION] = attrs[S.MCP_PROTOCOL_VERSION]
+        if transport == "tcp":
+            attrs[S.NETWORK_PROTOCOL_NAME] = "http"
         _identity.client_attributes(ctx.session, tel, attrs)
         if tel.settings.record_user:
             _identity.user_attribute(tel, attrs)
-
-        parent = _propagation.extract(ctx.meta)
-        links = None
-        if parent is not None:
-            ambient = trace.get_current_span().get_span_context()
-            # e.g. an HTTP server span: link it, as the conventions ask. In process the
-            # ambient span is the client span that is already the parent: no link to itself.
-            if ambient.is_valid and ambient.span_id != trace.get_current_span(parent).get_span_context().span_id:
-                links = [Link(ambient)]
-        span = tel.tracer.start_span(
-            S.span_name(method, target), context=parent, kind=SpanKind.SERVER, attributes=attrs, links=links
-        )
-        call = _Call()
-        call.method = method
-        call.names_target = target
-        call.labels = labels
-        call.span = span
-        call.state = _state.RequestState(method, target, span)
-        call.otel_token = otel_context.attach(trace.set_span_in_context(span))
-        call.state_token = _state.enter(call.state)
-        call.start = time.perf_counter()
-        return call
+        return attrs
 
     # -- after ------------------------------------------------------------------------------
 
@@ -228,20 +237,27 @@ class ServerMiddleware:
 
     def _record(self, call: _Call, cls: Classification, elapsed: float) -> None:
         tel = self.telemetry
-        labels = dict(call.labels)
-        labels[S.OUTCOME] = cls.outcome.value
-        if cls.is_error and cls.error_type is not None:
-            labels[S.ERROR_TYPE] = cls.error_type
-        if cls.rpc_code is not None:
-            labels[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+        key = call.labels_key
+        base = self._labels.base(key, lambda: _base_labels(key))
+        duration_labels, counted = self._labels.with_outcome(key, base, cls)
         if cls.outcome in S.LATENCY_OUTCOMES and call.method not in S.STREAM_METHODS:
             # The request span is detached by now: pass it so a sampled call becomes an exemplar.
-            span_context = trace.set_span_in_context(call.span) if call.span.is_recording() else None
-            tel.server_duration.record(elapsed, labels, context=span_context)
-        counted = {k: labels[k] for k in _COUNTER_LABELS if k in labels}
-        if cls.boundary is not None:
-            counted[S.FAILURE_BOUNDARY] = cls.boundary.value
+            span_context = (
+                trace.set_span_in_context(call.span) if call.span.get_span_context().trace_flags.sampled else None
+            )
+            tel.server_duration.record(elapsed, duration_labels, context=span_context)
         tel.server_requests.add(1, counted)
+
+
+def _base_labels(key: tuple[Any, ...]) -> dict[str, Any]:
+    """Metric labels of one bounded (method, target, transport, version)."""
+    method, target_attr, known, transport, version = key
+    labels: dict[str, Any] = {S.MCP_METHOD_NAME: method, S.MCP_PROTOCOL_VERSION: version}
+    if target_attr is not None:
+        labels[target_attr] = known
+    if transport is not None:
+        labels[S.NETWORK_TRANSPORT] = transport
+    return labels
 
 
 _AFTER = {
@@ -250,7 +266,6 @@ _AFTER = {
     "server/discover": ServerMiddleware._after_session,
     "initialize": ServerMiddleware._after_session,
 }
-_COUNTER_LABELS = tuple(a for a in S.SERVER_REQUESTS.attributes if a != S.FAILURE_BOUNDARY)
 
 
 def _transport_of(ctx: Any) -> str | None:

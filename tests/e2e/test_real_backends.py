@@ -96,8 +96,6 @@ def test_client_and_server_spans_of_one_call_form_one_trace(e2e):
     client = [s for s in e2e.traces(CLIENT_SERVICE) if kind(s) == SPAN_KIND_CLIENT]
     by_id = {s["spanId"]: s for s in client}
     joined = [s for s in server_spans(e2e, "tools/call get_order_status") if s.get("parentSpanId") in by_id]
-    if not client:
-        pytest.xfail("client spans are not emitted yet (mcpobs._client is being built)")
     assert len(joined) == 8
     for server in joined:
         parent = by_id[server["parentSpanId"]]
@@ -110,8 +108,6 @@ def test_progress_reports_are_spans_under_the_tool_span_capped(e2e):
     spans = e2e.traces(SERVER_SERVICE)
     exports = server_spans(e2e, "tools/call slow_export")
     progress = [s for s in spans if S.PROGRESS_VALUE in s["attributes"]]
-    if not progress:
-        pytest.xfail("progress spans are not emitted yet (mcpobs._progress is being built)")
     per_call = {e["spanId"]: [p for p in progress if p.get("parentSpanId") == e["spanId"]] for e in exports}
     counts = sorted(len(children) for children in per_call.values())
     assert counts == [5, 5, S.DEFAULT_MAX_PROGRESS_SPANS, S.DEFAULT_MAX_PROGRESS_SPANS]
@@ -123,8 +119,6 @@ def test_progress_metrics_count_every_report_and_capped_operations(e2e):
     reports = S.prometheus_name(S.PROGRESS_REPORTS)
     capped = S.prometheus_name(S.PROGRESS_CAPPED)
     rows = e2e.promql(f'sum({reports}{{job="{SERVER_SERVICE}", {TOOL}="slow_export"}})')
-    if not rows:
-        pytest.xfail("progress metrics are not emitted yet (mcpobs._progress is being built)")
     assert float(rows[0]["value"][1]) == 2 * (5 + 230)
     (row,) = e2e.promql(f'sum({capped}{{job="{SERVER_SERVICE}"}})')
     assert float(row["value"][1]) == 2
@@ -136,11 +130,6 @@ def test_no_telemetry_failures_were_logged(e2e):
         assert "Failed to export" not in log
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the server records its duration after detaching the request span, so no exemplar is taken; "
-    "fix: record(..., context=trace.set_span_in_context(span)) in _server._record",
-)
 def test_latency_exemplars_point_at_traces_in_jaeger(e2e):
     start, end = e2e.started.timestamp() - 60, e2e.started.timestamp() + 600
     params = {"query": f'{DURATION}_bucket{{job="{SERVER_SERVICE}"}}', "start": start, "end": end}

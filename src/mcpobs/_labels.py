@@ -1,0 +1,59 @@
+"""Metric label sets, built once per bounded key and shared by every request that has it.
+
+Recording a metric is the per-request cost that cannot be sampled away, so the label dicts
+are not rebuilt per call: every part of a key is already bounded (registered names,
+`_OTHER`, outcome, boundary), and the cache is capped against a pathological mix anyway.
+The dicts are shared: never mutate one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcpobs import semconv as S
+from mcpobs._outcome import Classification
+
+_MAX = 4096
+
+Labels = dict[str, Any]
+
+
+class LabelSets:
+    __slots__ = ("_base", "_counter", "_errors_only", "_outcome", "_with_boundary")
+
+    def __init__(self, counter: S.MetricSpec, *, errors_only: bool) -> None:
+        """`errors_only`: put `error.type` on labels only for error outcomes (the server's rule)."""
+        self._counter = tuple(a for a in counter.attributes if a != S.FAILURE_BOUNDARY)
+        self._with_boundary = S.FAILURE_BOUNDARY in counter.attributes
+        self._errors_only = errors_only
+        self._base: dict[tuple[Any, ...], Labels] = {}
+        self._outcome: dict[tuple[Any, ...], tuple[Labels, Labels]] = {}
+
+    def base(self, key: tuple[Any, ...], build: Callable[[], Labels]) -> Labels:
+        """The request's labels before its outcome is known."""
+        labels = self._base.get(key)
+        if labels is None:
+            if len(self._base) > _MAX:
+                self._base.clear()
+            labels = self._base[key] = build()
+        return labels
+
+    def with_outcome(self, key: tuple[Any, ...], base: Labels, cls: Classification) -> tuple[Labels, Labels]:
+        """(duration labels, counter labels) for a request of `key` classified as `cls`."""
+        found = self._outcome.get((key, cls))
+        if found is not None:
+            return found
+        labels = dict(base)
+        labels[S.OUTCOME] = cls.outcome.value
+        if cls.error_type is not None and (cls.is_error or not self._errors_only):
+            labels[S.ERROR_TYPE] = cls.error_type
+        if cls.rpc_code is not None:
+            labels[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+        counted = {k: labels[k] for k in self._counter if k in labels}
+        if self._with_boundary and cls.boundary is not None:
+            counted[S.FAILURE_BOUNDARY] = cls.boundary.value
+        if len(self._outcome) > _MAX:
+            self._outcome.clear()
+        self._outcome[(key, cls)] = found = (labels, counted)
+        return found
