@@ -39,6 +39,7 @@ PROGRESS_REPORTS = S.prometheus_name(S.PROGRESS_REPORTS)
 PROGRESS_CAPPED = S.prometheus_name(S.PROGRESS_CAPPED)
 STREAMS = S.prometheus_name(S.SUBSCRIPTION_STREAMS)
 EVENTS = S.prometheus_name(S.SUBSCRIPTION_EVENTS)
+STALE = S.prometheus_name(S.STALE_CALLS)
 
 OUTCOME = S.prometheus_label(S.OUTCOME)
 BOUNDARY = S.prometheus_label(S.FAILURE_BOUNDARY)
@@ -251,6 +252,17 @@ def server_dashboard() -> Dashboard:
                     f"{{{{{EVENT}}}}}",
                 ),
                 width=8,
+            )
+        )
+        .with_row(Row("Tool contracts"))
+        .with_panel(
+            _timeseries(
+                "Stale calls by tool",
+                "tools/call requests from clients holding a schema other than the one served now "
+                "(a catalog cached across a release). Rises during a rolling deploy, falls after it.",
+                "reqps",
+                _query(_rate(STALE, SELECT_TOOL, TOOL), f"{{{{{TOOL}}}}}"),
+                width=24,
             )
         )
     )

@@ -8,6 +8,7 @@ import sys
 
 import uvicorn
 from mcp.server.mcpserver import Context
+from pydantic import BaseModel
 from shop import create_server
 
 import mcpobs
@@ -22,6 +23,39 @@ async def restock(ctx: Context) -> str:
     await ctx.notify_tools_changed()
     await ctx.notify_resource_updated("shop://catalog")
     return "restocked"
+
+
+class StockV1(BaseModel):
+    sku: str
+    on_hand: int
+
+
+class StockV2(BaseModel):
+    sku: str
+    count: int  # release 2 renamed on_hand
+
+
+def check_stock_v1(sku: str) -> StockV1:
+    """Units on hand."""
+    return StockV1(sku=sku, on_hand=3)
+
+
+def check_stock_v2(sku: str) -> StockV2:
+    """Units on hand."""
+    return StockV2(sku=sku, count=3)
+
+
+server.add_tool(check_stock_v1, name="check_stock")
+releases = [check_stock_v2, check_stock_v1]
+
+
+@server.tool()
+def release_check_stock() -> str:
+    """A live release while clients stay connected: check_stock's output field is renamed (or back)."""
+    server.remove_tool("check_stock")
+    server.add_tool(releases[0], name="check_stock")
+    releases.reverse()
+    return "released"
 
 
 uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")

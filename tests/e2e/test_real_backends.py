@@ -21,6 +21,8 @@ SHOP_TOOLS = {
     "approve_refund",
     "confirm_cancel",
     "restock",
+    "check_stock",
+    "release_check_stock",
 }
 SPAN_KIND_SERVER, SPAN_KIND_CLIENT = 2, 3
 REQUESTS = S.prometheus_name(S.SERVER_REQUESTS)
@@ -61,6 +63,15 @@ def test_every_outcome_of_the_taxonomy_is_counted_in_prometheus(e2e):
     assert counted["cancelled"] >= 2  # the two abandoned calls (closing the listen stream may add one)
     (waits,) = e2e.promql(f'sum({REQUESTS}{{job="{SERVER_SERVICE}", {OUTCOME}="cancelled", {TOOL}="wait_for_stock"}})')
     assert float(waits["value"][1]) == 2
+
+
+def test_a_client_holding_the_old_schema_is_flagged_stale_across_a_live_release(e2e):
+    stale = [s for s in server_spans(e2e, "tools/call check_stock") if s["attributes"].get(S.TOOL_SCHEMA_STALE)]
+    assert len(stale) == 2  # one per pass: the client listed, then the server released
+    client = [s for s in e2e.traces(CLIENT_SERVICE) if s["name"] == "tools/call check_stock"]
+    assert sum(s["attributes"].get(S.ERROR_TYPE) == S.OUTPUT_VALIDATION for s in client) == 2
+    (row,) = e2e.promql(f'sum({S.prometheus_name(S.STALE_CALLS)}{{job="{SERVER_SERVICE}", {TOOL}="check_stock"}})')
+    assert float(row["value"][1]) == 2
 
 
 def test_cancelled_and_pending_rounds_are_not_latency_samples(e2e):

@@ -44,6 +44,11 @@ async def one_pass(client: Client) -> None:
     await client.call_tool("approve_refund", {"order_id": "O-1873"})  # pending_input, then ok
     await client.call_tool("slow_export", {"rows": 5}, progress_callback=on_progress)  # progress
     await client.call_tool("slow_export", {"rows": 230}, progress_callback=on_progress)  # over the progress cap
+    await client.list_tools()  # the client now holds this release's check_stock schema
+    await client.call_tool("check_stock", {"sku": "KG-1031"})
+    await client.call_tool("release_check_stock", {})  # a rolling release while connected
+    with suppress(RuntimeError):  # stale: the client validates against the schema it listed
+        await client.call_tool("check_stock", {"sku": "KG-1031"})
     await client.get_prompt("refund_reply", {"customer": "Ada"})
     with suppress(MCPError):
         await client.get_prompt("no_such_prompt", {})  # client_error at discovery
