@@ -184,7 +184,7 @@ def run(out: TextIO) -> int:
 
     for noisy in ("mcp", "httpx", "httpx2"):  # the SDK and its HTTP client log every call they make
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
-    exporting = bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
+    exporting = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}ENDPOINT") for kind in ("", "TRACES_", "METRICS_"))
     captured = None
     if exporting:
         mcpobs.instrument()
@@ -203,9 +203,15 @@ def run(out: TextIO) -> int:
             flush = getattr(provider, "force_flush", None)
             if flush:
                 flush()
-        endpoint = os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"]
-        out.write(f"\nSent to {endpoint}. With scripts/stack: traces at http://127.0.0.1:16686 (service shop),\n")
-        out.write("metrics at http://127.0.0.1:9090 (try mcpobs_server_requests_total).\n")
+        service = os.environ.get("OTEL_SERVICE_NAME", "unknown_service")
+        for kind in ("", "TRACES_", "METRICS_"):
+            if endpoint := os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}ENDPOINT"):
+                out.write(f"\nSent {kind.rstrip('_').lower() or 'everything'} to {endpoint}.")
+        out.write(
+            f"\nWith scripts/stack: traces at http://127.0.0.1:16686/api/v3/traces?query.service_name={service}"
+            f" (or the Jaeger UI under docker compose),\nmetrics at http://127.0.0.1:9090: try "
+            f"sum by ({S.prometheus_label(S.OUTCOME)}) ({S.prometheus_name(S.SERVER_REQUESTS)}).\n"
+        )
         return 0
     out.write("\nTraces (name, kind, duration, mcpobs.outcome, key attributes):\n")
     spans = captured.spans()
