@@ -36,3 +36,13 @@ def test_pydoc_reads_well():
     for name in ("instrument", "uninstrument", "MCPInstrumentor"):
         assert name in out
     assert S.CONVENTION_VERSION.split()[-1] in S.CONVENTION_SOURCE
+
+
+def test_every_dashboard_panel_is_documented():
+    import json
+
+    documented = (ROOT / "docs" / "dashboards.md").read_text()
+    for path in (ROOT / "dashboards").glob("*.json"):
+        for panel in json.loads(path.read_text())["panels"]:
+            for target in panel.get("targets", []):
+                assert target["expr"].replace("|", "\\|") in documented, (path.name, panel["title"])

@@ -29,3 +29,28 @@ async def test_outcomes_over_stdio(tmp_path):
         ("tools/call quote_refund", "client_error", "arguments"),
     ]
     assert all(s["attributes"][S.NETWORK_TRANSPORT] == "pipe" for s in spans)
+
+
+def test_a_request_before_the_handshake_fails_at_the_handshake_boundary(tmp_path):
+    """Raw JSON-RPC on stdin: tools/list before initialize, as a client that skipped it would."""
+    import json
+    import subprocess
+    import sys
+
+    from transports import HERE
+
+    spans_file = tmp_path / "spans.jsonl"
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    done = subprocess.run(
+        [sys.executable, str(HERE / "stdio_server.py"), str(spans_file)],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (reply,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert reply["id"] == 1 and reply["error"]["code"] == -32602
+    (span,) = [s for s in read_spans(spans_file) if s["name"] == "tools/list"]
+    assert span["attributes"][S.OUTCOME] == "client_error"
+    assert span["attributes"][S.FAILURE_BOUNDARY] == "handshake"
+    assert span["attributes"][S.RPC_RESPONSE_STATUS_CODE] == "-32602"
