@@ -6,6 +6,7 @@ spans capped at the configured bound, the rest counted exactly, memory flat.
 
 from __future__ import annotations
 
+import inspect
 import time
 import tracemalloc
 from contextlib import suppress
@@ -15,6 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.subscriptions import SubscriptionLost
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.subscriptions import ListenHandler
 from opentelemetry.trace import SpanKind
 from shop import create_server
 
@@ -26,8 +28,8 @@ pytestmark = pytest.mark.anyio
 
 FLOOD = 100_000
 BURST = 10_000
-SDK_STREAM_BACKLOG = 1024
-"""The SDK's `ListenHandler(max_buffered_events=...)` default: a stream that falls this far behind is ended."""
+SDK_STREAM_BACKLOG = inspect.signature(ListenHandler).parameters["max_buffered_events"].default
+"""The SDK's per-stream backlog: a listen stream that falls this far behind is ended."""
 
 
 async def export_with_progress(rows: int) -> tuple[str, int, float, float]:
@@ -131,6 +133,7 @@ async def test_a_burst_of_ten_thousand_events_at_a_slow_listener_is_counted_and_
     }
     assert events == {"published": BURST, "delivered": len(delivered)}
     assert mcpobs_telemetry.total(S.SUBSCRIPTION_STREAMS.name) == 0  # the ended stream is no longer counted
+    assert len(mcpobs_telemetry.points(S.SUBSCRIPTION_EVENTS.name)) <= 2 * len(S.SubscriptionEvent)
 
     # Each delivery links to the publish of the very event it carries, in order (the k-th event
     # delivered was the k-th published), even after the backlog overflowed.
@@ -176,4 +179,5 @@ async def test_the_bursts_memory_is_the_sdks_own_not_telemetry_kept_per_event():
         mcpobs.uninstrument()
     print(f"\nburst peak: bare {bare:.1f} MB, instrumented {instrumented:.1f} MB")
     # Per-stream state is capped at the SDK's backlog: 10,000 events leave a few MB, not 10,000 contexts.
+    assert S.MAX_NOTED_PUBLISHES >= SDK_STREAM_BACKLOG  # enough to link every event the stream holds
     assert instrumented - bare < 8

@@ -76,6 +76,11 @@ def render() -> str:
         _row("captured arguments or results", f"{S.DEFAULT_MAX_CONTENT_LENGTH} characters (`max_content_length`)"),
         _row("names learned from a lowlevel server's listings", str(S.MAX_LEARNED_NAMES)),
         _row("cancellation reason", f"{S.MAX_REASON_LENGTH} characters"),
+        _row("publish contexts kept per listen stream", str(S.MAX_NOTED_PUBLISHES)),
+        _row(
+            "subscription span names, `mcpobs.subscription.events` series",
+            f"{2 * len(S.SubscriptionEvent)} (publish and deliver per event kind; URIs only as attributes)",
+        ),
         _row("unregistered tool, prompt, method or version", f"recorded as `{S.OTHER}` in names and labels"),
         "",
         "## Where mcpobs departs from the pinned conventions",

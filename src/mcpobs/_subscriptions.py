@@ -51,7 +51,7 @@ from mcpobs._telemetry import Telemetry
 
 _PUBLISHED = "published"
 _DELIVERED = "delivered"
-_MAX_NOTED = 1024
+_MAX_NOTED = S.MAX_NOTED_PUBLISHES
 """Publish contexts remembered per stream; the SDK's own per-stream backlog is 1024 events.
 
 Only events the stream will deliver are noted, and a full list takes no more: evicting the

@@ -120,6 +120,8 @@ MAX_LEARNED_NAMES: Final = 1024
 """Tool and prompt names learned from a lowlevel server's own listings, per server."""
 MAX_REASON_LENGTH: Final = 128
 """Characters of a cancellation reason."""
+MAX_NOTED_PUBLISHES: Final = 1024
+"""Publish contexts kept per listen stream to link its deliveries (the SDK's per-stream backlog)."""
 
 
 # --- Attributes ----------------------------------------------------------------------------

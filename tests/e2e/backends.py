@@ -101,6 +101,26 @@ def run(name: str, cmd: list[str], ready_url: str, url: str, workdir: Path, env:
             process.wait()
 
 
+JAEGER_PORTS = {
+    "otlp_http": "JAEGER_OTLP_HTTP",
+    "otlp_grpc": "JAEGER_OTLP_GRPC",
+    "query": "JAEGER_QUERY_HTTP",
+    "query_grpc": "JAEGER_QUERY_GRPC",
+    "health": "JAEGER_HEALTH",
+}
+"""Jaeger's ports, each with the variable deploy/jaeger.yaml reads it from."""
+
+
+@contextmanager
+def jaeger(workdir: Path, ports: dict[str, int], name: str = "jaeger") -> Iterator[Backend]:
+    """Jaeger all-in-one (in-memory) on the given loopback ports: start it again on the same ones after a kill."""
+    env = {var: f"127.0.0.1:{ports[key]}" for key, var in JAEGER_PORTS.items()}
+    cmd = [str(binaries()[0]), "--config", str(DEPLOY / "jaeger.yaml")]
+    ready = f"http://127.0.0.1:{ports['health']}/status"
+    with run(name, cmd, ready, f"http://127.0.0.1:{ports['query']}", workdir, env) as backend:
+        yield backend
+
+
 @dataclass
 class Stack:
     jaeger: Backend
@@ -112,16 +132,8 @@ class Stack:
 @contextmanager
 def stack(workdir: Path) -> Iterator[Stack]:
     """Jaeger all-in-one (in-memory) and Prometheus with its OTLP receiver, on free ports."""
-    jaeger_bin, prometheus_bin = binaries()
+    _, prometheus_bin = binaries()
     ports = {k: free_port() for k in ("otlp_http", "otlp_grpc", "query", "query_grpc", "health", "prom")}
-    jaeger_env = {
-        "JAEGER_OTLP_HTTP": f"127.0.0.1:{ports['otlp_http']}",
-        "JAEGER_OTLP_GRPC": f"127.0.0.1:{ports['otlp_grpc']}",
-        "JAEGER_QUERY_HTTP": f"127.0.0.1:{ports['query']}",
-        "JAEGER_QUERY_GRPC": f"127.0.0.1:{ports['query_grpc']}",
-        "JAEGER_HEALTH": f"127.0.0.1:{ports['health']}",
-    }
-    jaeger_url = f"http://127.0.0.1:{ports['query']}"
     prom_url = f"http://127.0.0.1:{ports['prom']}"
     (workdir / "prometheus-data").mkdir(exist_ok=True)
     prometheus_cmd = [
@@ -133,18 +145,11 @@ def stack(workdir: Path) -> Iterator[Stack]:
         "--enable-feature=exemplar-storage",
     ]
     with (
-        run(
-            "jaeger",
-            [str(jaeger_bin), "--config", str(DEPLOY / "jaeger.yaml")],
-            f"http://127.0.0.1:{ports['health']}/status",
-            jaeger_url,
-            workdir,
-            jaeger_env,
-        ) as jaeger,
+        jaeger(workdir, ports) as jaeger_backend,
         run("prometheus", prometheus_cmd, f"{prom_url}/-/ready", prom_url, workdir, {}) as prometheus,
     ):
         yield Stack(
-            jaeger,
+            jaeger_backend,
             prometheus,
             otlp_traces=f"http://127.0.0.1:{ports['otlp_http']}/v1/traces",
             otlp_metrics=f"{prom_url}/api/v1/otlp/v1/metrics",
