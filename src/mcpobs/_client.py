@@ -167,7 +167,7 @@ class ClientHooks:
         connection = _connections.get(session)
         transport = connection.get(S.NETWORK_TRANSPORT) if connection else None
         labels_key = (known, version, target_attr if bounded is not None else None, bounded, transport)
-        labels = self.labels.base(labels_key, lambda: _base_labels(labels_key))
+        labels = self.labels.base(labels_key)
         attrs: dict[str, Any] = dict(labels)
         if raw is not None and target_attr is not None:
             attrs[target_attr] = tel.bound(raw)
@@ -272,7 +272,7 @@ class ClientHooks:
     def _record(self, call: _Call, cls: Classification) -> None:
         tel = self.telemetry
         key = call.labels_key
-        labels, counted = self.labels.with_outcome(key, self.labels.base(key, lambda: _base_labels(key)), cls)
+        labels, counted = self.labels.with_outcome(key, cls)
         if cls.outcome in S.LATENCY_OUTCOMES and call.elapsed is not None:
             # the span is no longer current here: hand it over so an exemplar points at the trace
             span_context = (
@@ -542,17 +542,6 @@ class ClientHooks:
             if attrs:
                 _connections[session] = attrs
         return session
-
-
-def _base_labels(key: tuple[Any, ...]) -> dict[str, Any]:
-    """Metric labels of one bounded (method, version, target, transport)."""
-    method, version, target_attr, target, transport = key
-    labels: dict[str, Any] = {S.MCP_METHOD_NAME: method, S.MCP_PROTOCOL_VERSION: version}
-    if target_attr is not None:
-        labels[target_attr] = target
-    if transport is not None:
-        labels[S.NETWORK_TRANSPORT] = transport
-    return labels
 
 
 class _ListenStream:

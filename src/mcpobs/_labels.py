@@ -8,7 +8,6 @@ The dicts are shared: never mutate one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from mcpobs import semconv as S
@@ -30,21 +29,21 @@ class LabelSets:
         self._base: dict[tuple[Any, ...], Labels] = {}
         self._outcome: dict[tuple[Any, ...], tuple[Labels, Labels]] = {}
 
-    def base(self, key: tuple[Any, ...], build: Callable[[], Labels]) -> Labels:
-        """The request's labels before its outcome is known."""
+    def base(self, key: tuple[Any, ...]) -> Labels:
+        """The labels of a request of `key` (see `base_labels`) before its outcome is known."""
         labels = self._base.get(key)
         if labels is None:
             if len(self._base) > _MAX:
                 self._base.clear()
-            labels = self._base[key] = build()
+            labels = self._base[key] = base_labels(key)
         return labels
 
-    def with_outcome(self, key: tuple[Any, ...], base: Labels, cls: Classification) -> tuple[Labels, Labels]:
+    def with_outcome(self, key: tuple[Any, ...], cls: Classification) -> tuple[Labels, Labels]:
         """(duration labels, counter labels) for a request of `key` classified as `cls`."""
         found = self._outcome.get((key, cls))
         if found is not None:
             return found
-        labels = dict(base)
+        labels = dict(self.base(key))
         labels[S.OUTCOME] = cls.outcome.value
         if cls.error_type is not None and (cls.is_error or not self._errors_only):
             labels[S.ERROR_TYPE] = cls.error_type
@@ -57,3 +56,14 @@ class LabelSets:
             self._outcome.clear()
         self._outcome[(key, cls)] = found = (labels, counted)
         return found
+
+
+def base_labels(key: tuple[Any, ...]) -> Labels:
+    """Labels of one bounded request key: (method, version, target attribute, target, transport)."""
+    method, version, target_attr, target, transport = key
+    labels: Labels = {S.MCP_METHOD_NAME: method, S.MCP_PROTOCOL_VERSION: version}
+    if target_attr is not None:
+        labels[target_attr] = target
+    if transport is not None:
+        labels[S.NETWORK_TRANSPORT] = transport
+    return labels

@@ -91,8 +91,8 @@ class ServerMiddleware:
         if transport == "tcp":
             _http.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
         version = bounded_version(ctx.protocol_version)
-        labels_key = (method, target_attr, known, transport, version)
-        labels = self._labels.base(labels_key, lambda: _base_labels(labels_key))
+        labels_key = (method, version, target_attr, known, transport)
+        labels = self._labels.base(labels_key)
 
         parent = _propagation.extract(ctx.meta)
         links = None
@@ -238,8 +238,7 @@ class ServerMiddleware:
     def _record(self, call: _Call, cls: Classification, elapsed: float) -> None:
         tel = self.telemetry
         key = call.labels_key
-        base = self._labels.base(key, lambda: _base_labels(key))
-        duration_labels, counted = self._labels.with_outcome(key, base, cls)
+        duration_labels, counted = self._labels.with_outcome(key, cls)
         if cls.outcome in S.LATENCY_OUTCOMES and call.method not in S.STREAM_METHODS:
             # The request span is detached by now: pass it so a sampled call becomes an exemplar.
             span_context = (
@@ -247,17 +246,6 @@ class ServerMiddleware:
             )
             tel.server_duration.record(elapsed, duration_labels, context=span_context)
         tel.server_requests.add(1, counted)
-
-
-def _base_labels(key: tuple[Any, ...]) -> dict[str, Any]:
-    """Metric labels of one bounded (method, target, transport, version)."""
-    method, target_attr, known, transport, version = key
-    labels: dict[str, Any] = {S.MCP_METHOD_NAME: method, S.MCP_PROTOCOL_VERSION: version}
-    if target_attr is not None:
-        labels[target_attr] = known
-    if transport is not None:
-        labels[S.NETWORK_TRANSPORT] = transport
-    return labels
 
 
 _AFTER = {
