@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CONFIGS = ("bare", "sdk", "mcpobs", "mcpobs-sampled")
+CONFIGS = ("bare", "sdk", "mcpobs-server", "mcpobs", "mcpobs-sampled")
+"""mcpobs-server: servers only (`instrument(clients=False)`), the like-for-like replacement of the SDK's span."""
 
 
 # -- worker: one configuration in this fresh process -----------------------------------------------
@@ -68,7 +69,9 @@ async def _run(config: str, transport: str, calls: int, hostile: bool) -> dict[s
     if config.startswith("mcpobs"):
         import mcpobs
 
-        mcpobs.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
+        mcpobs.instrument(
+            tracer_provider=tracer_provider, meter_provider=meter_provider, clients=config != "mcpobs-server"
+        )
     server = _server()
     sys.path.insert(0, str(HERE.parent / "tests"))
     from contextlib import ExitStack

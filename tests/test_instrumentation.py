@@ -116,3 +116,19 @@ def test_opentelemetry_instrument_loads_it_with_no_code(tmp_path: Path):
     env["OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"] = "mcpobs"
     disabled = subprocess.run(run, env=env, capture_output=True, text=True, timeout=120)
     assert disabled.stdout.strip().splitlines()[-1] == "OpenTelemetryMiddleware", disabled.stderr
+
+
+async def test_clients_false_instruments_servers_only():
+    from opentelemetry.trace import SpanKind
+
+    telemetry = capture(clients=False)
+    try:
+        async with Client(create_server()) as client:
+            await client.call_tool("get_order_status", {"order_id": "O-1873"})
+    finally:
+        mcpobs.uninstrument()
+    kinds = {s.kind for s in telemetry.spans()}
+    assert kinds == {SpanKind.SERVER}
+    assert telemetry.total(S.CLIENT_REQUESTS.name) == 0
+    with pytest.raises(mcpobs.ConfigurationError, match="clients"):
+        mcpobs.instrument(clients="no")

@@ -48,6 +48,8 @@ def instrument(**options: Any) -> None:
     - ``capture_content`` (False, or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``):
       record tool arguments and results.
     - ``max_content_length`` (16384), ``redact`` (a function): bound and filter captured content.
+    - ``record_user`` (False): record the verified token's subject as ``user.id``.
+    - ``clients`` (True): also instrument the SDK's ``Client``; False instruments servers only.
 
     A bad option raises `ConfigurationError` saying how to fix it. Servers built before this
     call keep the SDK's own middleware: call it before building servers.

@@ -28,11 +28,19 @@ class Settings:
     max_content_length: int = semconv.DEFAULT_MAX_CONTENT_LENGTH
     redact: Redactor | None = None
     record_user: bool = False
+    clients: bool = True
+    """Instrument the SDK's `Client` too; False leaves outbound calls to the SDK."""
 
 
 def _positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigurationError(f"instrument({name}={value!r}): expected a whole number of at least 1.")
+    return value
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"instrument({name}={value!r}): expected True or False.")
     return value
 
 
@@ -81,4 +89,5 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         ),
         redact=redact,
         record_user=bool(kwargs.get("record_user", False)),
+        clients=_flag("clients", kwargs.get("clients", True)),
     )

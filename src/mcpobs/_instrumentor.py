@@ -44,7 +44,7 @@ class MCPInstrumentor(BaseInstrumentor):
             + _progress.patches(telemetry)
             + _mrtr.patches()
             + _subscriptions.patches(telemetry)
-            + _client.patches(telemetry)
+            + (_client.patches(telemetry) if settings.clients else [])
             + _http.patches(telemetry)
         )
 
