@@ -274,3 +274,28 @@ async def test_snapshot_and_diff_from_the_command_line(tmp_path):
     )
     assert changed.returncode == 1
     assert "breaking: check_stock: output warehouses[].on_hand: removed" in changed.stdout.splitlines()
+
+
+async def test_the_session_line_and_stale_count_do_not_depend_on_sampling(caplog):
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    import mcpobs
+    from mcpobs.testing import CapturedTelemetry
+
+    telemetry = CapturedTelemetry()
+    telemetry.tracer_provider = TracerProvider(sampler=ALWAYS_OFF)
+    telemetry.tracer_provider.add_span_processor(SimpleSpanProcessor(telemetry.exporter))
+    mcpobs.instrument(tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider)
+    server = MCPServer("shop")
+    server.add_tool(check_stock_v1, name="check_stock")
+    try:
+        with caplog.at_level(logging.INFO, logger="mcpobs.session"):
+            async with Client(server) as client:
+                await client.call_tool("check_stock", {"sku": "K"}, meta={S.META_SCHEMA_FINGERPRINT: "0" * 16})
+    finally:
+        mcpobs.uninstrument()
+    assert telemetry.spans() == []
+    assert any(r.name == "mcpobs.session" and "tools=1" in r.getMessage() for r in caplog.records)
+    assert telemetry.total(S.STALE_CALLS.name, {S.GEN_AI_TOOL_NAME: "check_stock"}) == 1

@@ -106,8 +106,13 @@ class ServerMiddleware:
         span = tel.tracer.start_span(
             S.span_name(method, target), context=parent, kind=SpanKind.SERVER, attributes=labels, links=links
         )
+        # Staleness is counted whether or not the span is sampled: metrics are never sampled.
+        contract = self._contract(target, ctx.meta) if target is not None and method == "tools/call" else None
         if span.is_recording():
-            span.set_attributes(self._attributes(ctx, method, target_attr, target, transport))
+            attrs = self._attributes(ctx, method, target_attr, transport)
+            if contract:
+                attrs.update(contract)
+            span.set_attributes(attrs)
         call = _Call()
         call.method = method
         call.names_target = target
@@ -119,9 +124,7 @@ class ServerMiddleware:
         call.start = time.perf_counter()
         return call
 
-    def _attributes(
-        self, ctx: Any, method: str, target_attr: str | None, target: str | None, transport: str | None
-    ) -> dict[str, Any]:
+    def _attributes(self, ctx: Any, method: str, target_attr: str | None, transport: str | None) -> dict[str, Any]:
         """Span attributes beyond the labels, for a recording span only."""
         tel = self.telemetry
         params = ctx.params
@@ -134,8 +137,6 @@ class ServerMiddleware:
                 attrs[target_attr] = tel.bound(raw)  # the raw name on the span helps find a mangled name
             if method == "tools/call":
                 attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
-                if target is not None:
-                    self._contract(target, ctx.meta, attrs)
                 if tel.settings.capture_content:
                     attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _content.arguments(params, tel.settings)
         elif method in _URI_METHODS and params:
@@ -163,7 +164,7 @@ class ServerMiddleware:
                 self.names.learn(call.method, result)
                 cls = _outcome.from_result(result, call.method, call.state.tool_failure)
                 after = _AFTER.get(call.method)
-                if after is not None and call.span.is_recording():
+                if after is not None:
                     after(self, call, ctx, result)
             else:
                 cls = _outcome.from_exception(exc, call.method, _initialized(ctx), call.names_target is not None)
@@ -176,28 +177,28 @@ class ServerMiddleware:
             with guarded("server span end (fallback)"):
                 call.span.end()
 
-    def _contract(self, tool_name: str, meta: Any, attrs: dict[str, Any]) -> None:
-        """Fingerprint the tool being called, and flag a client holding another schema."""
+    def _contract(self, tool_name: str, meta: Any) -> dict[str, Any] | None:
+        """Fingerprint the tool being called, and flag (and count) a client holding another schema."""
         tool = self.names.tool_object(tool_name)
         if tool is None:
-            return
+            return None
         schema, contract = self.fingerprints.of(tool)
-        attrs[S.TOOL_SCHEMA_FINGERPRINT] = schema
-        attrs[S.TOOL_CONTRACT_FINGERPRINT] = contract
+        attrs: dict[str, Any] = {S.TOOL_SCHEMA_FINGERPRINT: schema, S.TOOL_CONTRACT_FINGERPRINT: contract}
         held = meta.get(S.META_SCHEMA_FINGERPRINT) if meta else None
         if isinstance(held, str):
             stale = held != schema
             attrs[S.TOOL_SCHEMA_STALE] = stale
             if stale:
                 self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: tool_name})
+        return attrs
 
     def _after_tools_call(self, call: _Call, ctx: Any, result: Any) -> None:
-        if self.telemetry.settings.capture_content:
+        if self.telemetry.settings.capture_content and call.span.is_recording():
             call.state.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, _content.result(result, self.telemetry.settings))
 
     def _after_tools_list(self, call: _Call, ctx: Any, result: Any) -> None:
         tools = result.get("tools") if isinstance(result, dict) else None
-        if not isinstance(tools, list):
+        if not isinstance(tools, list) or not call.span.is_recording():
             return
         state = call.state
         state.set_attribute(S.CATALOG_FINGERPRINT, catalog_fingerprint(tools))
@@ -208,6 +209,7 @@ class ServerMiddleware:
             state.set_attribute(S.CATALOG_CACHE_SCOPE, self.telemetry.bound(scope))
 
     def _after_session(self, call: _Call, ctx: Any, result: Any) -> None:
+        """Logged for every session, sampled or not: it is the one record of what a client found."""
         capabilities = result.get("capabilities") if isinstance(result, dict) else None
         offered = self.names.offered_counts(capabilities if isinstance(capabilities, dict) else {})
         for name, value in _identity.describe_session(ctx, result, offered, self.telemetry).items():
