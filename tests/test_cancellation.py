@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from contextlib import ExitStack
 
 import anyio
@@ -10,23 +9,13 @@ import pytest
 from mcp import Client
 from opentelemetry.trace import SpanKind, StatusCode
 from shop import create_server
-from transports import client_for, read_spans, serve_http, stdio_params
+from transports import client_for, eventually, read_spans, serve_http, stdio_params
 
 from mcpobs import semconv as S
 
 pytestmark = pytest.mark.anyio
 
 WAIT = "tools/call wait_for_stock"
-
-
-async def eventually(find, timeout: float = 5.0):
-    """The server ends its span a moment after the client gives up; wait for it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = find()
-        if found or time.monotonic() > deadline:
-            return found
-        await anyio.sleep(0.02)
 
 
 def server_spans(telemetry):

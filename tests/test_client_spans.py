@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import BaseModel
 from shop import create_server
-from transports import client_for, serve_http
+from transports import client_for, eventually, serve_http
 
 import mcpobs
 from mcpobs import _guard
@@ -352,17 +352,6 @@ async def test_a_listen_stream_has_one_client_span_from_request_to_close(mcpobs_
     assert stream.attributes[S.OUTCOME] == "ok"
     assert (stream.end_time - stream.start_time) / 1e9 >= 0.05
     assert received.parent.span_id == stream.context.span_id
-
-
-async def eventually(find, timeout: float = 5.0):
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        found = find()
-        if found or time.monotonic() > deadline:
-            return found
-        await anyio.sleep(0.02)
 
 
 async def test_a_client_latency_sample_carries_an_exemplar_of_its_span(mcpobs_telemetry):

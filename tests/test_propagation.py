@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from contextlib import ExitStack
 
 import anyio
@@ -11,7 +10,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from opentelemetry.trace import SpanKind
 from shop import create_server
-from transports import client_for, read_spans, serve_http, stdio_params
+from transports import client_for, eventually, read_spans, serve_http, stdio_params
 
 from mcpobs import semconv as S
 
@@ -19,15 +18,6 @@ pytestmark = pytest.mark.anyio
 
 TRANSPORTS = ["auto", "legacy", "http"]
 CALL = "tools/call get_order_status"
-
-
-async def eventually(find, timeout: float = 5.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = find()
-        if found or time.monotonic() > deadline:
-            return found
-        await anyio.sleep(0.02)
 
 
 def host_span(telemetry):

@@ -79,3 +79,15 @@ def client_for(transport: str, server: Any, base_url: str | None = None) -> Any:
         assert base_url is not None
         return Client(base_url + "/mcp")
     return Client(server, mode=transport)
+
+
+async def eventually(find: Any, timeout: float = 5.0) -> Any:
+    """Poll `find` until it returns something truthy: a server ends its span a moment after a client gives up."""
+    import anyio
+
+    deadline = time.monotonic() + timeout
+    while True:
+        found = find()
+        if found or time.monotonic() > deadline:
+            return found
+        await anyio.sleep(0.02)
