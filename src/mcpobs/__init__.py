@@ -8,8 +8,14 @@ One call instruments every server and client the process builds afterwards::
 
 Each inbound request then gets one SERVER span named by the MCP semantic conventions, an
 outcome (`mcpobs.semconv.Outcome`) that tells the caller's mistakes from tool failures and
-bugs, and the `mcp.server.operation.duration` and `mcpobs.server.requests` metrics. Every
-name is in `mcpobs.semconv`, pinned to `mcpobs.semconv.CONVENTION_VERSION`.
+bugs, and the `mcp.server.operation.duration` and `mcpobs.server.requests` metrics. Each
+`Client` request gets a CLIENT span that parents the server's, in memory, over Streamable
+HTTP and over stdio. Cancellation, multi-round-trip rounds, progress reports and
+subscription events are recorded as such; tool calls carry contract fingerprints.
+
+Every name is in `mcpobs.semconv`, pinned to `mcpobs.semconv.CONVENTION_VERSION`. For tests,
+the `mcpobs_telemetry` pytest fixture (`mcpobs.testing`) gives in-memory spans and metrics.
+From the shell: `python -m mcpobs demo`, `python -m mcpobs contract snapshot|diff`.
 """
 
 from __future__ import annotations
