@@ -424,17 +424,10 @@ class ClientHooks:
                     span.set_attribute(S.RPC_RESPONSE_STATUS_CODE, str(code))
             return result
         except BaseException as exc:
-            outcome = Outcome.CANCELLED if _outcome.is_cancellation(exc) else Outcome.SERVER_ERROR
-            if outcome is Outcome.SERVER_ERROR:
-                with guarded("input request span error"):
-                    span.set_attribute(S.ERROR_TYPE, type(exc).__qualname__)
-                    span.set_status(StatusCode.ERROR, type(exc).__qualname__)
+            outcome = _failed(span, exc)
             raise
         finally:
-            with guarded("input request span end"):
-                otel_context.detach(token)  # type: ignore[arg-type]
-                span.set_attribute(S.OUTCOME, outcome.value)
-                span.end()
+            _close(span, token, outcome)
 
     def listen(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `Client.listen`, which bypasses `send_request`: one span for the stream."""
@@ -490,17 +483,10 @@ class ClientHooks:
             if code is not None:
                 outcome = _from_code(int(code)).outcome
         except BaseException as exc:
-            outcome = Outcome.CANCELLED if _outcome.is_cancellation(exc) else Outcome.SERVER_ERROR
-            if outcome is Outcome.SERVER_ERROR:
-                with guarded("outbound request span error"):
-                    span.set_attribute(S.ERROR_TYPE, type(exc).__qualname__)
-                    span.set_status(StatusCode.ERROR, type(exc).__qualname__)
+            outcome = _failed(span, exc)
             raise
         finally:
-            with guarded("outbound request span end"):
-                otel_context.detach(token)  # type: ignore[arg-type]
-                span.set_attribute(S.OUTCOME, outcome.value)
-                span.end()
+            _close(span, token, outcome)
 
     async def direct_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `DirectDispatcher.send_raw_request`: in process the SDK injects nothing."""
@@ -598,6 +584,23 @@ def _session_of(client: Any) -> Any:
         return client.session
     except Exception:  # not entered: the call itself will say so
         return None
+
+
+def _failed(span: Span, exc: BaseException) -> Outcome:
+    """The outcome of a side span (an answer to the server, an outbound request) that raised."""
+    if _outcome.is_cancellation(exc):
+        return Outcome.CANCELLED
+    with guarded("side span error"):
+        span.set_attribute(S.ERROR_TYPE, type(exc).__qualname__)
+        span.set_status(StatusCode.ERROR, type(exc).__qualname__)
+    return Outcome.SERVER_ERROR
+
+
+def _close(span: Span, token: object, outcome: Outcome) -> None:
+    with guarded("side span end"):
+        otel_context.detach(token)  # type: ignore[arg-type]
+        span.set_attribute(S.OUTCOME, outcome.value)
+        span.end()
 
 
 def _enter(call: _Call) -> tuple[object, object]:
