@@ -30,6 +30,7 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcp_types import CallToolResult, InputRequiredResult
 from mcp_types import methods as _methods
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -66,12 +67,25 @@ TOOL_ERROR = Classification(Outcome.TOOL_ERROR, None, S.TOOL_ERROR)
 class _Call:
     """One outbound request (or notification) and its span."""
 
-    __slots__ = ("cls", "elapsed", "fingerprint", "labels_key", "method", "op", "owner", "session", "span", "start")
+    __slots__ = (
+        "cls",
+        "context",
+        "elapsed",
+        "fingerprint",
+        "labels_key",
+        "method",
+        "op",
+        "owner",
+        "session",
+        "span",
+        "start",
+    )
 
     def __init__(self, session: Any, method: str, span: Span, labels_key: tuple[Any, ...]) -> None:
         self.session = session
         self.method = method
         self.span = span
+        self.context = trace.set_span_in_context(span)
         self.labels_key = labels_key
         self.start = time.perf_counter()
         self.elapsed: float | None = None
@@ -274,11 +288,8 @@ class ClientHooks:
         key = call.labels_key
         labels, counted = self.labels.with_outcome(key, cls)
         if cls.outcome in S.LATENCY_OUTCOMES and call.elapsed is not None:
-            # the span is no longer current here: hand it over so an exemplar points at the trace
-            span_context = (
-                trace.set_span_in_context(call.span) if call.span.get_span_context().trace_flags.sampled else None
-            )
-            tel.client_duration.record(call.elapsed, labels, context=span_context)
+            # the span is no longer current here: hand it over so an exemplar points at this call
+            tel.client_duration.record(call.elapsed, labels, context=call.context)
         tel.client_requests.add(1, counted)
 
     # -- the seams --------------------------------------------------------------------------
@@ -604,7 +615,7 @@ def _close(span: Span, token: object, outcome: Outcome) -> None:
 
 
 def _enter(call: _Call) -> tuple[object, object]:
-    return _current.set(call), otel_context.attach(trace.set_span_in_context(call.span))
+    return _current.set(call), otel_context.attach(call.context)
 
 
 def _leave(tokens: tuple[Any, Any]) -> None:
@@ -721,8 +732,6 @@ def _connection_attributes(server: object) -> dict[str, Any]:
 
 
 def _from_result(method: str, result: object) -> Classification:
-    from mcp_types import CallToolResult, InputRequiredResult
-
     if isinstance(result, InputRequiredResult):
         return _outcome.PENDING_INPUT
     if isinstance(result, CallToolResult) and result.is_error:

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_types.methods import is_input_required
 from opentelemetry.trace import SpanContext, TraceFlags
 
 from mcpobs import _state
@@ -97,8 +98,6 @@ class PendingRounds:
 
 
 def _note_pending(result: Any) -> None:
-    from mcp_types.methods import is_input_required
-
     state = _state.current()
     if state is None or not is_input_required(result):
         return

@@ -31,7 +31,17 @@ _URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/un
 class _Call:
     """One request in flight: what `_finish` needs from `_start`."""
 
-    __slots__ = ("labels_key", "method", "names_target", "otel_token", "span", "start", "state", "state_token")
+    __slots__ = (
+        "context",
+        "labels_key",
+        "method",
+        "names_target",
+        "otel_token",
+        "span",
+        "start",
+        "state",
+        "state_token",
+    )
 
     def __init__(self) -> None:
         self.otel_token: object = None
@@ -119,7 +129,8 @@ class ServerMiddleware:
         call.labels_key = labels_key
         call.span = span
         call.state = _state.RequestState(method, target, span)
-        call.otel_token = otel_context.attach(trace.set_span_in_context(span))
+        call.context = trace.set_span_in_context(span)
+        call.otel_token = otel_context.attach(call.context)
         call.state_token = _state.enter(call.state)
         call.start = time.perf_counter()
         return call
@@ -242,11 +253,9 @@ class ServerMiddleware:
         key = call.labels_key
         duration_labels, counted = self._labels.with_outcome(key, cls)
         if cls.outcome in S.LATENCY_OUTCOMES and call.method not in S.STREAM_METHODS:
-            # The request span is detached by now: pass it so a sampled call becomes an exemplar.
-            span_context = (
-                trace.set_span_in_context(call.span) if call.span.get_span_context().trace_flags.sampled else None
-            )
-            tel.server_duration.record(elapsed, duration_labels, context=span_context)
+            # The request's context, though detached by now: an exemplar (if the filter takes
+            # one) then points at this request's span, never at an ambient one.
+            tel.server_duration.record(elapsed, duration_labels, context=call.context)
         tel.server_requests.add(1, counted)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from opentelemetry import metrics, trace
-from opentelemetry.metrics import Counter, Histogram, UpDownCounter
+from opentelemetry.metrics import Histogram, UpDownCounter
 
 from mcpobs import semconv
 from mcpobs._config import Settings
+from mcpobs._tally import Tally, tally
 from mcpobs._version import __version__
 
 
@@ -21,7 +22,7 @@ def _instrument(meter: metrics.Meter, spec: semconv.MetricSpec) -> Any:
             explicit_bucket_boundaries_advisory=list(spec.buckets) if spec.buckets else None,
         )
     if spec.instrument == "counter":
-        return meter.create_counter(spec.name, unit=spec.unit, description=spec.brief)
+        return tally(meter, spec)
     return meter.create_up_down_counter(spec.name, unit=spec.unit, description=spec.brief)
 
 
@@ -43,13 +44,13 @@ class Telemetry:
         )
         self.server_duration: Histogram = _instrument(meter, semconv.SERVER_OPERATION_DURATION)
         self.client_duration: Histogram = _instrument(meter, semconv.CLIENT_OPERATION_DURATION)
-        self.server_requests: Counter = _instrument(meter, semconv.SERVER_REQUESTS)
-        self.client_requests: Counter = _instrument(meter, semconv.CLIENT_REQUESTS)
-        self.progress_reports: Counter = _instrument(meter, semconv.PROGRESS_REPORTS)
-        self.progress_capped: Counter = _instrument(meter, semconv.PROGRESS_CAPPED)
+        self.server_requests: Tally = _instrument(meter, semconv.SERVER_REQUESTS)
+        self.client_requests: Tally = _instrument(meter, semconv.CLIENT_REQUESTS)
+        self.progress_reports: Tally = _instrument(meter, semconv.PROGRESS_REPORTS)
+        self.progress_capped: Tally = _instrument(meter, semconv.PROGRESS_CAPPED)
         self.subscription_streams: UpDownCounter = _instrument(meter, semconv.SUBSCRIPTION_STREAMS)
-        self.subscription_events: Counter = _instrument(meter, semconv.SUBSCRIPTION_EVENTS)
-        self.stale_calls: Counter = _instrument(meter, semconv.STALE_CALLS)
+        self.subscription_events: Tally = _instrument(meter, semconv.SUBSCRIPTION_EVENTS)
+        self.stale_calls: Tally = _instrument(meter, semconv.STALE_CALLS)
 
     def bound(self, value: object) -> str:
         """A string attribute value, cut to the configured length."""

@@ -122,6 +122,8 @@ MAX_REASON_LENGTH: Final = 128
 """Characters of a cancellation reason."""
 MAX_NOTED_PUBLISHES: Final = 1024
 """Publish contexts kept per listen stream to link its deliveries (the SDK's per-stream backlog)."""
+MAX_COUNTER_SERIES: Final = 2000
+"""Label sets per counter; later ones are counted under ``otel.metric.overflow=true`` (the SDK's own limit and rule)."""
 
 
 # --- Attributes ----------------------------------------------------------------------------
@@ -171,6 +173,9 @@ SERVER_ADDRESS: Final = _attr("server.address", "The server's host, on client sp
 SERVER_PORT: Final = _attr("server.port", "The server's port, on client spans.", _C, "client spans")
 HTTP_RESPONSE_STATUS_CODE: Final = _attr(
     "http.response.status_code", "HTTP status of a request the transport refused.", _C, "transport spans"
+)
+OTEL_METRIC_OVERFLOW: Final = _attr(
+    "otel.metric.overflow", "`true` on the one series that counts label sets past the limit.", _C, "counters"
 )
 USER_ID: Final = _attr("user.id", "The verified token's subject; opt-in only.", _C, "server spans")
 

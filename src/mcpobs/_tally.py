@@ -1,0 +1,72 @@
+"""Counters added up in process and handed to the SDK when a reader collects.
+
+A synchronous OpenTelemetry `Counter.add` costs several microseconds in the Python SDK: it
+re-validates and re-hashes the attributes on every call. Counting requests is on every
+call's path, so mcpobs keeps each counter's running totals per label set and reports them
+through an `ObservableCounter` callback. What a reader exports is the same monotonic,
+cumulative sum (and delta, when a reader asks for it); the per-call cost is one dict update.
+Counters carry no exemplars this way; the duration histograms carry them.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from opentelemetry.metrics import CallbackOptions, Meter, Observation
+
+from mcpobs import semconv as S
+
+_OVERFLOW: Mapping[str, Any] = {S.OTEL_METRIC_OVERFLOW: True}
+
+
+class Tally:
+    """One monotonic counter: `add()` on the hot path, totals read at collection."""
+
+    __slots__ = ("_lock", "_totals")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._totals: dict[tuple[Any, ...], list[Any]] = {}
+        """Label items -> [labels, running total]."""
+
+    def add(self, amount: int, labels: Mapping[str, Any]) -> None:
+        key = tuple(labels.items())
+        with self._lock:
+            entry = self._totals.get(key)
+            if entry is not None:
+                entry[1] += amount
+            elif len(self._totals) < S.MAX_COUNTER_SERIES:
+                self._totals[key] = [dict(labels), amount]
+            else:
+                self._add_overflow(amount)
+
+    def _add_overflow(self, amount: int) -> None:
+        key = tuple(_OVERFLOW.items())
+        entry = self._totals.get(key)
+        if entry is None:
+            self._totals[key] = [dict(_OVERFLOW), amount]
+        else:
+            entry[1] += amount
+
+    def observe(self, options: CallbackOptions) -> Iterable[Observation]:
+        with self._lock:
+            entries = [(labels, total) for labels, total in self._totals.values()]
+        return [Observation(total, labels) for labels, total in entries]
+
+
+_by_meter: weakref.WeakKeyDictionary[Meter, dict[str, Tally]] = weakref.WeakKeyDictionary()
+"""A meter keeps the first callback registered under a name and drops later ones, so a
+second `instrument()` on the same meter must add to the same totals."""
+
+
+def tally(meter: Meter, spec: S.MetricSpec) -> Tally:
+    """The tally behind `spec`'s counter on `meter`, registered with the meter once."""
+    counters = _by_meter.setdefault(meter, {})
+    found = counters.get(spec.name)
+    if found is None:
+        found = counters[spec.name] = Tally()
+        meter.create_observable_counter(spec.name, callbacks=[found.observe], unit=spec.unit, description=spec.brief)
+    return found
