@@ -4,8 +4,9 @@
 sends, whatever the transport, so a span opened there is current while the SDK writes the
 request. On the JSON-RPC transports (stdio, legacy in-memory, Streamable HTTP) the SDK injects
 `traceparent` itself; its own `MCP send` span is swapped for a pass-through so the injected
-context is mcpobs's span and there is one span per request. In-process (`DirectDispatcher`)
-nothing is injected, so mcpobs writes `traceparent` into the request's `_meta` itself.
+context is mcpobs's span and there is one span per request. In process (`DirectDispatcher`)
+the server's handler runs in the caller's own context, under the call's span, so nothing
+needs to be carried.
 
 `ClientSession.call_tool` validates a result against the tool's cached output schema after
 the request returns; it opens the call's span so that failure lands on it, and the
@@ -500,11 +501,15 @@ class ClientHooks:
             _close(span, token, outcome)
 
     async def direct_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `DirectDispatcher.send_raw_request`: in process the SDK injects nothing."""
-        with guarded("in-process trace context"):
+        """Wraps `DirectDispatcher.send_raw_request`: the schema fingerprint rides in `_meta`.
+
+        No trace context is written: in process the peer's handler runs in this very context,
+        under the call's span, so the server's span is its child without a carrier.
+        """
+        with guarded("schema fingerprint"):
             call = _sending()
-            if call is not None:
-                args, kwargs = _with_meta(args, kwargs, _outgoing_meta(call, trace_context=True))
+            if call is not None and call.fingerprint is not None:
+                args, kwargs = _with_meta(args, kwargs, _outgoing_meta(call, trace_context=False))
         return await wrapped(*args, **kwargs)
 
     async def jsonrpc_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
