@@ -24,6 +24,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CONFIGS = ("bare", "sdk", "mcpobs-server", "mcpobs", "mcpobs-sampled")
 """mcpobs-server: servers only (`instrument(clients=False)`), the like-for-like replacement of the SDK's span."""
+FLOORS = {"sdk+histogram": 1, "bare+histograms": 2}
+"""In memory only: the SDK's own middleware (or none) plus a bare middleware that records the
+conventions' duration histogram, once (a server) or twice (a server and its client) per
+request. No instrumentation that emits the duration metric the conventions require can cost
+less than these; they show what is left of a ratio once the metric itself is paid for."""
 
 
 # -- worker: one configuration in this fresh process -----------------------------------------------
@@ -43,17 +48,48 @@ def _providers(config: str):
 
     if config == "bare":
         return None, None
+    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    if config == "bare+histograms":
+        return None, meter_provider
     sampler = ParentBased(TraceIdRatioBased(0.01)) if config == "mcpobs-sampled" else None
     tracer_provider = TracerProvider(sampler=sampler) if sampler else TracerProvider()
     tracer_provider.add_span_processor(SimpleSpanProcessor(Discard()))
     trace.set_tracer_provider(tracer_provider)  # the SDK's own spans use the global provider
-    return tracer_provider, MeterProvider(metric_readers=[InMemoryMetricReader()])
+    return tracer_provider, meter_provider
 
 
-def _server():
+class _DurationOnly:
+    """A server middleware that records only the duration histogram, `records` times per request."""
+
+    def __init__(self, meter_provider, records: int) -> None:
+        from mcpobs import semconv as S
+
+        spec = S.SERVER_OPERATION_DURATION
+        self.histogram = meter_provider.get_meter("floor").create_histogram(
+            spec.name, unit=spec.unit, explicit_bucket_boundaries_advisory=list(spec.buckets)
+        )
+        self.records = records
+        self.labels = {
+            S.MCP_METHOD_NAME: "tools/call",
+            S.MCP_PROTOCOL_VERSION: "2026-07-28",
+            S.GEN_AI_TOOL_NAME: "echo",
+            S.OUTCOME: "ok",
+        }
+
+    async def __call__(self, ctx, call_next):
+        start = time.perf_counter()
+        result = await call_next(ctx)
+        elapsed = time.perf_counter() - start
+        for _ in range(self.records):
+            self.histogram.record(elapsed, self.labels)
+        return result
+
+
+def _server(config: str, meter_provider):
     from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer("bench")
+    floor = [_DurationOnly(meter_provider, FLOORS[config])] if config in FLOORS else []
+    server = MCPServer("bench", middleware=floor)
 
     @server.tool()
     def echo(text: str) -> str:
@@ -72,7 +108,7 @@ async def _run(config: str, transport: str, calls: int, hostile: bool) -> dict[s
         mcpobs.instrument(
             tracer_provider=tracer_provider, meter_provider=meter_provider, clients=config != "mcpobs-server"
         )
-    server = _server()
+    server = _server(config, meter_provider)
     sys.path.insert(0, str(HERE.parent / "tests"))
     from contextlib import ExitStack
 
@@ -117,19 +153,25 @@ def _spawn(config: str, transport: str, calls: int, hostile: bool = False, memor
     return json.loads(done.stderr.strip().splitlines()[-1])
 
 
-def table(rounds: int, calls: int, http_calls: int) -> None:
+def table(rounds: int, calls: int, http_calls: int, transports: tuple[str, ...]) -> None:
     print(f"per-call CPU time, median of {rounds} fresh-process rounds, interleaved ({os.cpu_count()} cores)")
-    for transport, n in (("memory", calls), ("http", http_calls)):
-        samples: dict[str, list[dict[str, float]]] = {c: [] for c in CONFIGS}
+    for transport in transports:
+        n = calls if transport == "memory" else http_calls
+        configs = CONFIGS + tuple(FLOORS) if transport == "memory" else CONFIGS
+        samples: dict[str, list[dict[str, float]]] = {c: [] for c in configs}
         for _ in range(rounds):
-            for config in CONFIGS:
+            for config in configs:
                 samples[config].append(_spawn(config, transport, n))
-        med = {c: statistics.median(s["cpu_us"] for s in samples[c]) for c in CONFIGS}
-        wall = {c: statistics.median(s["wall_us"] for s in samples[c]) for c in CONFIGS}
+        med = {c: statistics.median(s["cpu_us"] for s in samples[c]) for c in configs}
+        wall = {c: statistics.median(s["wall_us"] for s in samples[c]) for c in configs}
         print(f"\n{transport} ({n} calls per round)")
-        print(f"  {'config':<16}{'cpu µs/call':>12}{'wall µs/call':>14}{'vs bare':>9}{'vs sdk':>9}")
-        for c in CONFIGS:
-            print(f"  {c:<16}{med[c]:>12.0f}{wall[c]:>14.0f}{med[c] / med['bare']:>9.3f}{med[c] / med['sdk']:>9.3f}")
+        print(f"  {'config':<18}{'cpu µs/call':>12}{'wall µs/call':>14}{'vs bare':>9}{'vs sdk':>9}")
+        for c in configs:
+            print(f"  {c:<18}{med[c]:>12.0f}{wall[c]:>14.0f}{med[c] / med['bare']:>9.3f}{med[c] / med['sdk']:>9.3f}")
+        if transport == "memory":
+            print("  against the floors (the duration metric alone, no mcpobs):")
+            for ours, floor in (("mcpobs-server", "sdk+histogram"), ("mcpobs-sampled", "bare+histograms")):
+                print(f"    {ours} / {floor}: {med[ours] / med[floor]:.3f}")
 
 
 def memory(calls: int) -> None:
@@ -142,11 +184,12 @@ def memory(calls: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--worker", choices=CONFIGS)
+    parser.add_argument("--worker", choices=CONFIGS + tuple(FLOORS))
     parser.add_argument("--transport", choices=("memory", "http"), default="memory")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--http-calls", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--only", choices=("memory", "http"), help="one transport instead of both")
     parser.add_argument("--hostile", action="store_true")
     parser.add_argument("--memory", action="store_true")
     args = parser.parse_args()
@@ -155,7 +198,7 @@ def main() -> None:
     elif args.memory:
         memory(100_000 if args.calls == 2000 else args.calls)
     else:
-        table(args.rounds, args.calls, args.http_calls)
+        table(args.rounds, args.calls, args.http_calls, (args.only,) if args.only else ("memory", "http"))
 
 
 if __name__ == "__main__":
