@@ -34,11 +34,18 @@ async def test_attribute_values_are_cut_to_the_configured_bound(mcpobs_telemetry
     async with Client(create_server()) as client:
         result = await client.call_tool(huge, {})
     assert result.is_error
-    (span,) = [s for s in mcpobs_telemetry.spans() if s.name == "tools/call"]
-    assert len(span.attributes[S.GEN_AI_TOOL_NAME]) == S.DEFAULT_MAX_ATTRIBUTE_LENGTH
+    # Client and server alike: the span is named without the name, which it carries cut to the bound.
+    calls = [s for s in mcpobs_telemetry.spans() if s.attributes.get(S.MCP_METHOD_NAME) == "tools/call"]
+    assert {s.name for s in calls} == {"tools/call"} and len(calls) == 2
+    for span in calls:
+        assert len(span.attributes[S.GEN_AI_TOOL_NAME]) == S.DEFAULT_MAX_ATTRIBUTE_LENGTH
     for s in mcpobs_telemetry.spans():
         for value in s.attributes.values():
             assert not isinstance(value, str) or len(value) <= S.DEFAULT_MAX_ATTRIBUTE_LENGTH
+    # A client learns names it has not listed, but never one longer than a tool name may be.
+    for metric in (S.CLIENT_REQUESTS, S.CLIENT_OPERATION_DURATION, S.SERVER_REQUESTS):
+        labels = {p.attributes.get(S.GEN_AI_TOOL_NAME) for p in mcpobs_telemetry.points(metric.name)}
+        assert all(label is None or len(label) <= S.MAX_NAME_LENGTH for label in labels), metric.name
 
 
 async def test_the_bound_is_configurable():

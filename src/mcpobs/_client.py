@@ -136,7 +136,8 @@ class ClientNames:
 
     A client sends whatever name its host (or a model) chose. Once the session has listed
     the server's tools, only listed tools are named; before that (and for prompts) the first
-    `MAX_LEARNED_NAMES` distinct names are kept and later ones become `_OTHER`.
+    `MAX_LEARNED_NAMES` distinct names of at most `MAX_NAME_LENGTH` characters are kept; the
+    rest become `_OTHER`.
     """
 
     __slots__ = ("_seen",)
@@ -149,6 +150,8 @@ class ClientNames:
             return S.OTHER
         if listed:
             return name if name in listed else S.OTHER
+        if len(name) > S.MAX_NAME_LENGTH:
+            return S.OTHER
         if name in self._seen:
             return name
         if len(self._seen) < S.MAX_LEARNED_NAMES:
@@ -184,8 +187,8 @@ class ClientHooks:
         labels_key = (known, version, target_attr if bounded is not None else None, bounded, transport)
         labels = self.labels.base(labels_key)
         attrs: dict[str, Any] = dict(labels)
-        if raw is not None and target_attr is not None:
-            attrs[target_attr] = tel.bound(raw)
+        if raw is not None and target_attr is not None and raw != bounded:
+            attrs[target_attr] = tel.bound(raw)  # the name as sent, when the label had to bound it
         if known == "tools/call":
             attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
         elif known == "resources/read" and params and isinstance(params.get("uri"), str):

@@ -119,7 +119,7 @@ class ServerMiddleware:
         # Staleness is counted whether or not the span is sampled: metrics are never sampled.
         contract = self._contract(target, ctx.meta) if target is not None and method == "tools/call" else None
         if span.is_recording():
-            attrs = self._attributes(ctx, method, target_attr, transport)
+            attrs = self._attributes(ctx, method, target_attr, known, transport)
             if contract:
                 attrs.update(contract)
             span.set_attributes(attrs)
@@ -135,7 +135,9 @@ class ServerMiddleware:
         call.start = time.perf_counter()
         return call
 
-    def _attributes(self, ctx: Any, method: str, target_attr: str | None, transport: str | None) -> dict[str, Any]:
+    def _attributes(
+        self, ctx: Any, method: str, target_attr: str | None, known: str | None, transport: str | None
+    ) -> dict[str, Any]:
         """Span attributes beyond the labels, for a recording span only."""
         tel = self.telemetry
         params = ctx.params
@@ -144,7 +146,7 @@ class ServerMiddleware:
             attrs[S.JSONRPC_REQUEST_ID] = tel.bound(ctx.request_id)
         if target_attr is not None:
             raw = params.get("name") if params else None
-            if raw is not None:
+            if raw is not None and raw != known:
                 attrs[target_attr] = tel.bound(raw)  # the raw name on the span helps find a mangled name
             if method == "tools/call":
                 attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL

@@ -118,6 +118,9 @@ DEFAULT_MAX_CONTENT_LENGTH: Final = 16384
 """Characters of captured arguments or results, when content capture is opted in."""
 MAX_LEARNED_NAMES: Final = 1024
 """Tool and prompt names learned from a lowlevel server's own listings, per server."""
+MAX_NAME_LENGTH: Final = 128
+"""Characters of a tool or prompt name a client may learn before it has listed them (the spec's
+limit for tool names); a longer name is ``_OTHER`` in labels and span names."""
 MAX_REASON_LENGTH: Final = 128
 """Characters of a cancellation reason."""
 MAX_NOTED_PUBLISHES: Final = 1024
