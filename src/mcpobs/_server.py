@@ -116,9 +116,12 @@ class ServerMiddleware:
         span = tel.tracer.start_span(
             S.span_name(method, target), context=parent, kind=SpanKind.SERVER, attributes=labels, links=links
         )
+        recording = span.is_recording()
         # Staleness is counted whether or not the span is sampled: metrics are never sampled.
-        contract = self._contract(target, ctx.meta) if target is not None and method == "tools/call" else None
-        if span.is_recording():
+        contract = (
+            self._contract(target, ctx.meta, recording) if target is not None and method == "tools/call" else None
+        )
+        if recording:
             attrs = self._attributes(ctx, method, target_attr, known, transport)
             if contract:
                 attrs.update(contract)
@@ -190,14 +193,16 @@ class ServerMiddleware:
             with guarded("server span end (fallback)"):
                 call.span.end()
 
-    def _contract(self, tool_name: str, meta: Any) -> dict[str, Any] | None:
+    def _contract(self, tool_name: str, meta: Any, recording: bool) -> dict[str, Any] | None:
         """Fingerprint the tool being called, and flag (and count) a client holding another schema."""
+        held = meta.get(S.META_SCHEMA_FINGERPRINT) if meta else None
+        if not recording and held is None:
+            return None  # nothing to count, nowhere to write
         tool = self.names.tool_object(tool_name)
         if tool is None:
             return None
         schema, contract = self.fingerprints.of(tool)
         attrs: dict[str, Any] = {S.TOOL_SCHEMA_FINGERPRINT: schema, S.TOOL_CONTRACT_FINGERPRINT: contract}
-        held = meta.get(S.META_SCHEMA_FINGERPRINT) if meta else None
         if isinstance(held, str):
             stale = held != schema
             attrs[S.TOOL_SCHEMA_STALE] = stale
