@@ -181,10 +181,10 @@ def table(rounds: int, calls: int, http_calls: int, transports: tuple[str, ...])
                 print(f"    {ours} / {floor}: {med[ours] / med[floor]:.3f}")
 
 
-def _instructions(config: str, calls: int) -> int:
-    """Instructions a worker executes in total (startup included), counted by callgrind."""
+def _instructions(config: str, transport: str, calls: int) -> int:
+    """Instructions a worker executes in total (startup included, all threads), counted by callgrind."""
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__]
-    cmd += ["--worker", config, "--transport", "memory", "--calls", str(calls)]
+    cmd += ["--worker", config, "--transport", transport, "--calls", str(calls)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True, env={**os.environ, "OTEL_SDK_DISABLED": ""})
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
@@ -192,24 +192,26 @@ def _instructions(config: str, calls: int) -> int:
     return int(found[1])
 
 
-def instructions(calls: int) -> None:
-    """Per call: the difference between a run of 200 + `calls` calls and one of 200, over `calls`."""
+def instructions(calls: int, transport: str) -> None:
+    """Per call: the difference between a run of `warm` + `calls` calls and one of `warm`, over `calls`."""
     if shutil.which("valgrind") is None:
         sys.exit("--instructions needs valgrind on PATH (e.g. apt-get install valgrind)")
     from concurrent.futures import ThreadPoolExecutor
 
-    configs = CONFIGS + tuple(FLOORS)
-    print(f"in-memory instructions per call (callgrind; {calls} calls, startup subtracted)")
+    configs = CONFIGS + tuple(FLOORS) if transport == "memory" else CONFIGS
+    warm = 200 if transport == "memory" else 50
+    print(f"{transport}: instructions per call (callgrind; {calls} calls, startup subtracted)")
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        base = {c: pool.submit(_instructions, c, 200) for c in configs}
-        full = {c: pool.submit(_instructions, c, 200 + calls) for c in configs}
+        base = {c: pool.submit(_instructions, c, transport, warm) for c in configs}
+        full = {c: pool.submit(_instructions, c, transport, warm + calls) for c in configs}
         per_call = {c: (full[c].result() - base[c].result()) / calls for c in configs}
     print(f"  {'config':<18}{'k instr/call':>13}{'vs bare':>9}{'vs sdk':>9}")
     for c in configs:
         k = per_call[c] / 1000
         print(f"  {c:<18}{k:>13.0f}{per_call[c] / per_call['bare']:>9.3f}{per_call[c] / per_call['sdk']:>9.3f}")
-    for ours, floor in (("mcpobs-server", "sdk+histogram"), ("mcpobs-sampled", "bare+histograms")):
-        print(f"  {ours} / {floor}: {per_call[ours] / per_call[floor]:.3f}")
+    if transport == "memory":
+        for ours, floor in (("mcpobs-server", "sdk+histogram"), ("mcpobs-sampled", "bare+histograms")):
+            print(f"  {ours} / {floor}: {per_call[ours] / per_call[floor]:.3f}")
 
 
 def memory(calls: int) -> None:
@@ -235,7 +237,9 @@ def main() -> None:
     if args.worker:
         worker(args)
     elif args.instructions:
-        instructions(1000 if args.calls == 2000 else args.calls)
+        for transport in (args.only,) if args.only else ("memory", "http"):
+            default = 1000 if transport == "memory" else 200
+            instructions(default if args.calls == 2000 else args.calls, transport)
     elif args.memory:
         memory(100_000 if args.calls == 2000 else args.calls)
     else:
