@@ -31,6 +31,7 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcp.client.extension import UnexpectedClaimedResult
 from mcp_types import CallToolResult, InputRequiredResult
 from mcp_types import methods as _methods
 from opentelemetry import context as otel_context
@@ -349,11 +350,17 @@ class ClientHooks:
         return result
 
     async def call_tool(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `ClientSession.call_tool`: its span also covers output-schema validation."""
+        """Wraps `ClientSession.call_tool`: its span also covers output-schema validation.
+
+        The schema fingerprint of the tool as this session listed it rides in the request's
+        `_meta` (through `call_tool`'s own `meta` argument; the caller's keys win).
+        """
         call = None
         with guarded("client call_tool span"):
             name = args[0] if args else kwargs.get("name")
             call = self._try_open(instance, "tools/call", {"name": name})
+            if call is not None and call.fingerprint is not None:
+                kwargs = {**kwargs, "meta": {S.META_SCHEMA_FINGERPRINT: call.fingerprint, **(kwargs.get("meta") or {})}}
         if call is None:
             return await wrapped(*args, **kwargs)
         call.owner = True
@@ -362,27 +369,13 @@ class ClientHooks:
             result = await wrapped(*args, **kwargs)
         except BaseException as exc:
             _leave(tokens)
+            if _failed_validation(call, exc):
+                call.cls = OUTPUT_VALIDATION
             self._finish(call, exc)
             raise
         _leave(tokens)
         self._finish(call)
         return result
-
-    async def validate_tool_result(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `ClientSession.validate_tool_result`: a result the client rejects is an error."""
-        try:
-            return await wrapped(*args, **kwargs)
-        except RuntimeError:
-            with guarded("client output validation"):
-                call = _current.get()
-                if (
-                    call is not None
-                    and call.session is instance
-                    and call.cls is not None
-                    and call.cls.outcome is Outcome.OK
-                ):
-                    call.cls = OUTPUT_VALIDATION
-            raise
 
     def operation(self, method: str) -> Any:
         """Wraps `Client.call_tool` / `get_prompt` / `read_resource`: the rounds they drive."""
@@ -503,18 +496,6 @@ class ClientHooks:
         finally:
             _close(span, token, outcome)
 
-    async def direct_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `DirectDispatcher.send_raw_request`: the schema fingerprint rides in `_meta`.
-
-        No trace context is written: in process the peer's handler runs in this very context,
-        under the call's span, so the server's span is its child without a carrier.
-        """
-        with guarded("schema fingerprint"):
-            call = _sending()
-            if call is not None and call.fingerprint is not None:
-                args, kwargs = _with_meta(args, kwargs, _outgoing_meta(call, trace_context=False))
-        return await wrapped(*args, **kwargs)
-
     async def jsonrpc_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `JSONRPCDispatcher.send_raw_request`: over HTTP, `traceparent` rides as a header too.
 
@@ -525,8 +506,6 @@ class ClientHooks:
             call = _sending()
             if call is not None:
                 args, kwargs = _with_trace_header(call, args, kwargs)
-                if call.fingerprint is not None:  # the SDK itself injects traceparent here
-                    args, kwargs = _with_meta(args, kwargs, _outgoing_meta(call, trace_context=False))
         return await wrapped(*args, **kwargs)
 
     async def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -534,7 +513,7 @@ class ClientHooks:
         with guarded("notification trace context"):
             call = _sending()
             if call is not None:
-                args, kwargs = _with_meta(args, kwargs, _outgoing_meta(call, trace_context=True))
+                args, kwargs = _with_meta(args, kwargs, _trace_meta())
         return await wrapped(*args, **kwargs)
 
     async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -642,14 +621,22 @@ def _sending() -> _Call | None:
     return call if call is not None and trace.get_current_span() is call.span else None
 
 
-def _outgoing_meta(call: _Call, trace_context: bool) -> dict[str, Any]:
-    """What mcpobs adds to an outgoing request's `_meta`."""
+def _trace_meta() -> dict[str, Any]:
+    """The current trace context as `_meta` entries."""
     meta: dict[str, Any] = {}
-    if trace_context:
-        _propagation.inject(meta)
-    if call.fingerprint is not None:  # lets an mcpobs server flag a client holding a stale schema
-        meta[S.META_SCHEMA_FINGERPRINT] = call.fingerprint
+    _propagation.inject(meta)
     return meta
+
+
+def _failed_validation(call: _Call, exc: BaseException) -> bool:
+    """`call_tool` raised after a successful reply: the SDK rejected the result against the
+    tool's output schema (its only `RuntimeError` there besides the two ruled out here)."""
+    return (
+        isinstance(exc, RuntimeError)
+        and not isinstance(exc, UnexpectedClaimedResult)
+        and call.cls is not None
+        and call.cls.outcome is Outcome.OK
+    )
 
 
 def _with_meta(args: Any, kwargs: Any, extra: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -778,7 +765,6 @@ def _from_exception(exc: BaseException) -> Classification:
 _SESSION = "mcp.client.session"
 _CLIENT = "mcp.client.client"
 _JSONRPC = "mcp.shared.jsonrpc_dispatcher"
-_DIRECT = "mcp.shared.direct_dispatcher"
 
 
 def patches(telemetry: Telemetry) -> list[Patch]:
@@ -789,7 +775,6 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_SESSION, "ClientSession.send_discover", hooks.send_discover),
         Patch(_SESSION, "ClientSession.send_notification", hooks.send_notification),
         Patch(_SESSION, "ClientSession.call_tool", hooks.call_tool),
-        Patch(_SESSION, "ClientSession.validate_tool_result", hooks.validate_tool_result),
         Patch(_SESSION, "ClientSession.dispatch_input_request", hooks.dispatch_input_request),
         Patch(_CLIENT, "Client._build_session", hooks.build_session),
         Patch(_CLIENT, "Client.listen", hooks.listen),
@@ -799,5 +784,4 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_JSONRPC, "otel_span", hooks.otel_span),
         Patch(_JSONRPC, "JSONRPCDispatcher.send_raw_request", hooks.jsonrpc_send),
         Patch(_JSONRPC, "JSONRPCDispatcher.notify", hooks.notify),
-        Patch(_DIRECT, "DirectDispatcher.send_raw_request", hooks.direct_send),
     ]
