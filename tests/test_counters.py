@@ -78,11 +78,11 @@ async def test_instrumenting_again_on_the_same_providers_keeps_one_running_count
     telemetry = capture()
     try:
         async with Client(create_server()) as client:
-            await client.call_tool("get_order_status", {"order_id": "A-1"})
+            await client.call_tool("get_order_status", {"order_id": "O-1873"})
         mcpobs.uninstrument()
         mcpobs.instrument(tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider)
         async with Client(create_server()) as client:
-            await client.call_tool("get_order_status", {"order_id": "A-1"})
+            await client.call_tool("get_order_status", {"order_id": "O-1873"})
         calls = {S.MCP_METHOD_NAME: "tools/call"}
         assert telemetry.total(S.SERVER_REQUESTS.name, calls) == 2
         assert telemetry.total(S.CLIENT_REQUESTS.name, calls) == 2

@@ -346,11 +346,23 @@ def patches(telemetry: Telemetry, servers: Any) -> list[Patch]:
     def mcpserver_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
         wrapped(*args, **kwargs)
         with guarded("MCPServer setup"):
-            for middleware in instance._lowlevel_server.middleware:
-                if isinstance(middleware, ServerMiddleware):
-                    middleware.names.tool_lookup = instance._tool_manager.get_tool
-                    middleware.names.prompt_lookup = instance._prompt_manager.get_prompt
-                    middleware.names.offered = _offered_by(instance)
+            _know_tools_of(instance)
+
+    def runner_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
+        """A server built before `instrument()` is adopted when it first serves a connection."""
+        wrapped(*args, **kwargs)
+        with guarded("server adoption"):
+            server = instance.server
+            if any(isinstance(m, ServerMiddleware) and m.telemetry is telemetry for m in server.middleware):
+                return
+            install(server, telemetry)
+            servers.add(server)
+            owner = _mcpserver_of(server)
+            if owner is not None:
+                from mcpobs import _mrtr
+
+                _know_tools_of(owner)
+                _mrtr.install(owner)
 
     async def run_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         token = _state.set_transport("pipe")
@@ -363,6 +375,7 @@ def patches(telemetry: Telemetry, servers: Any) -> list[Patch]:
         Patch(_LOWLEVEL, "Server.__init__", server_init),
         Patch(_MCPSERVER, "MCPServer.__init__", mcpserver_init),
         Patch(_MCPSERVER, "MCPServer.run_stdio_async", run_stdio),
+        Patch("mcp.server.runner", "ServerRunner.__init__", runner_init),
         Patch(_TOOLS, "ToolManager.call_tool", tool_call_hook),
     ]
 
@@ -378,6 +391,24 @@ def install(server: Any, telemetry: Telemetry) -> None:
             chain[i] = ours
             return
     chain.insert(0, ours)
+
+
+def _know_tools_of(server: Any) -> None:
+    """Point an `MCPServer`'s mcpobs middleware at its live tool and prompt registries."""
+    for middleware in server._lowlevel_server.middleware:
+        if isinstance(middleware, ServerMiddleware):
+            middleware.names.tool_lookup = server._tool_manager.get_tool
+            middleware.names.prompt_lookup = server._prompt_manager.get_prompt
+            middleware.names.offered = _offered_by(server)
+
+
+def _mcpserver_of(server: Any) -> Any:
+    """The `MCPServer` a lowlevel `Server` belongs to: its tools/call handler is bound to it."""
+    from mcp.server.mcpserver import MCPServer
+
+    entry = server.get_request_handler("tools/call")
+    owner = getattr(getattr(entry, "handler", None), "__self__", None)
+    return owner if isinstance(owner, MCPServer) else None
 
 
 def _offered_by(server: Any) -> Any:
