@@ -80,7 +80,7 @@ class _DurationOnly:
             S.MCP_METHOD_NAME: "tools/call",
             S.MCP_PROTOCOL_VERSION: "2026-07-28",
             S.GEN_AI_TOOL_NAME: "echo",
-            S.OUTCOME: "ok",
+            S.OUTCOME: S.Outcome.OK.value,
         }
 
     async def __call__(self, ctx, call_next):

@@ -43,7 +43,7 @@ class guarded:  # lower case: it reads like the function it replaced, `with guar
         return None
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> bool:
-        if exc is not None and isinstance(exc, Exception):
+        if isinstance(exc, Exception):
             report(self.where, exc)
             return True
         return False

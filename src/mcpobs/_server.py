@@ -14,7 +14,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, StatusCode
 
-from mcpobs import _cancellation, _content, _http, _identity, _outcome, _propagation, _state
+from mcpobs import _cancellation, _content, _http, _identity, _mrtr, _outcome, _propagation, _state
 from mcpobs import semconv as S
 from mcpobs._contract import FingerprintCache, catalog_fingerprint
 from mcpobs._guard import guarded, report
@@ -359,8 +359,6 @@ def patches(telemetry: Telemetry, servers: Any) -> list[Patch]:
             servers.add(server)
             owner = _mcpserver_of(server)
             if owner is not None:
-                from mcpobs import _mrtr
-
                 _know_tools_of(owner)
                 _mrtr.install(owner)
 

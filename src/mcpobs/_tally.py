@@ -20,6 +20,7 @@ from opentelemetry.metrics import CallbackOptions, Meter, Observation
 from mcpobs import semconv as S
 
 _OVERFLOW: Mapping[str, Any] = {S.OTEL_METRIC_OVERFLOW: True}
+_OVERFLOW_KEY = tuple(_OVERFLOW.items())
 
 
 class Tally:
@@ -36,25 +37,15 @@ class Tally:
         key = tuple(labels.items())
         with self._lock:
             entry = self._totals.get(key)
-            if entry is not None:
-                entry[1] += amount
-            elif len(self._totals) < S.MAX_COUNTER_SERIES:
-                self._totals[key] = [dict(labels), amount]
-            else:
-                self._add_overflow(amount)
-
-    def _add_overflow(self, amount: int) -> None:
-        key = tuple(_OVERFLOW.items())
-        entry = self._totals.get(key)
-        if entry is None:
-            self._totals[key] = [dict(_OVERFLOW), amount]
-        else:
+            if entry is None:
+                if len(self._totals) >= S.MAX_COUNTER_SERIES:
+                    key, labels = _OVERFLOW_KEY, _OVERFLOW
+                entry = self._totals.setdefault(key, [dict(labels), 0])
             entry[1] += amount
 
     def observe(self, options: CallbackOptions) -> Iterable[Observation]:
         with self._lock:
-            entries = [(labels, total) for labels, total in self._totals.values()]
-        return [Observation(total, labels) for labels, total in entries]
+            return [Observation(total, labels) for labels, total in self._totals.values()]
 
 
 _by_meter: weakref.WeakKeyDictionary[Meter, dict[str, Tally]] = weakref.WeakKeyDictionary()
