@@ -12,7 +12,7 @@ from transports import client_for, eventually, serve_http
 
 import mcpobs
 from mcpobs import semconv as S
-from mcpobs._server import ServerMiddleware
+from mcpobs._server.middleware import ServerMiddleware
 from mcpobs.testing import capture
 
 pytestmark = pytest.mark.anyio

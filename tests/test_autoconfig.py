@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mcpobs import _autoconfig
+from mcpobs._core import autoconfig as _autoconfig
 
 HERE = Path(__file__).parent
 

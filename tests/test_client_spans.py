@@ -17,9 +17,9 @@ from shop import create_server
 from transports import client_for, eventually, serve_http
 
 import mcpobs
-from mcpobs import _guard
 from mcpobs import semconv as S
-from mcpobs._client import ClientNames
+from mcpobs._client.session import ClientNames
+from mcpobs._core import guard as _guard
 
 pytestmark = pytest.mark.anyio
 

@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from shop import create_server
 
 from mcpobs import semconv as S
-from mcpobs._contract import FingerprintCache
-from mcpobs._contract_diff import diff
+from mcpobs._cli.contract_diff import diff
+from mcpobs._core.contract import FingerprintCache
 
 pytestmark = pytest.mark.anyio
 HERE = Path(__file__).parent
@@ -62,7 +62,7 @@ def test_fingerprints_are_stable_across_processes():
     here = fingerprints_of(create_server(), "get_order_status")
     code = (
         f"import sys; sys.path.insert(0, {str(HERE)!r})\n"
-        "from shop import create_server\nfrom mcpobs._contract import FingerprintCache\n"
+        "from shop import create_server\nfrom mcpobs._core.contract import FingerprintCache\n"
         "print(*FingerprintCache().of(create_server()._tool_manager.get_tool('get_order_status')))"
     )
     # A different hash seed proves nothing depends on dict or set ordering.

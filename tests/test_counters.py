@@ -12,7 +12,7 @@ from shop import create_server
 
 import mcpobs
 from mcpobs import semconv as S
-from mcpobs._tally import tally
+from mcpobs._core.tally import tally
 from mcpobs.testing import capture
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from mcpobs import semconv as S
-from mcpobs._reference import render
+from mcpobs._cli.reference import render
 
 ROOT = Path(__file__).resolve().parent.parent
 

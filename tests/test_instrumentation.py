@@ -17,7 +17,7 @@ from shop import create_server
 
 import mcpobs
 from mcpobs import semconv as S
-from mcpobs._server import ServerMiddleware
+from mcpobs._server.middleware import ServerMiddleware
 from mcpobs.testing import capture
 
 pytestmark = pytest.mark.anyio

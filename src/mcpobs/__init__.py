@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from mcpobs import semconv
-from mcpobs._config import ConfigurationError
+from mcpobs._core.config import ConfigurationError
 from mcpobs._instrumentor import MCPInstrumentor
-from mcpobs._subscriptions import ObservedSubscriptionBus
+from mcpobs._server.subscriptions import ObservedSubscriptionBus
 from mcpobs._version import __version__
 
 __all__ = [

@@ -20,15 +20,15 @@ def main(argv: list[str] | None = None) -> int:
     compare.add_argument("new")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from mcpobs._demo import run
+        from mcpobs._cli.demo import run
 
         return run(sys.stdout)
     if args.command == "reference":
-        from mcpobs._reference import render
+        from mcpobs._cli.reference import render
 
         sys.stdout.write(render())
         return 0
-    from mcpobs import _contract_diff
+    from mcpobs._cli import contract_diff as _contract_diff
 
     if args.action == "snapshot":
         sys.path.insert(0, "")  # module:attribute is looked up from the current directory too

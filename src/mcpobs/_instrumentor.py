@@ -8,11 +8,19 @@ from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
-from mcpobs import _autoconfig, _cancellation, _client, _http, _mrtr, _patches, _progress, _server, _subscriptions
-from mcpobs._config import settings_from
-from mcpobs._guard import guarded
-from mcpobs._server import ServerMiddleware
-from mcpobs._telemetry import Telemetry
+from mcpobs._client import session as _client
+from mcpobs._core import autoconfig as _autoconfig
+from mcpobs._core import patches as _patches
+from mcpobs._core.config import settings_from
+from mcpobs._core.guard import guarded
+from mcpobs._core.telemetry import Telemetry
+from mcpobs._server import cancellation as _cancellation
+from mcpobs._server import middleware as _server
+from mcpobs._server import progress as _progress
+from mcpobs._server import rounds as _mrtr
+from mcpobs._server import subscriptions as _subscriptions
+from mcpobs._server import transport as _http
+from mcpobs._server.middleware import ServerMiddleware
 
 _instruments = ("mcp >= 2.3.0, < 3",)
 

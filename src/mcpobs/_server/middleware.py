@@ -14,15 +14,22 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, StatusCode
 
-from mcpobs import _cancellation, _content, _http, _identity, _mrtr, _outcome, _propagation, _state
 from mcpobs import semconv as S
-from mcpobs._contract import FingerprintCache, catalog_fingerprint
-from mcpobs._guard import guarded, report
-from mcpobs._labels import LabelSets
-from mcpobs._names import ServerNames, bounded_version
-from mcpobs._outcome import Classification
-from mcpobs._patches import Patch
-from mcpobs._telemetry import Telemetry
+from mcpobs._core import outcome as _outcome
+from mcpobs._core import propagation as _propagation
+from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
+from mcpobs._core.guard import guarded, report
+from mcpobs._core.labels import LabelSets
+from mcpobs._core.names import ServerNames, bounded_version
+from mcpobs._core.outcome import Classification
+from mcpobs._core.patches import Patch
+from mcpobs._core.telemetry import Telemetry
+from mcpobs._server import cancellation as _cancellation
+from mcpobs._server import content as _content
+from mcpobs._server import identity as _identity
+from mcpobs._server import rounds as _mrtr
+from mcpobs._server import state as _state
+from mcpobs._server import transport as _http
 
 _TARGETED = {"tools/call": S.GEN_AI_TOOL_NAME, "prompts/get": S.GEN_AI_PROMPT_NAME}
 _URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})

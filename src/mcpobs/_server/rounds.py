@@ -26,10 +26,10 @@ from typing import Any
 from mcp_types.methods import is_input_required
 from opentelemetry.trace import SpanContext, TraceFlags
 
-from mcpobs import _state
 from mcpobs import semconv as S
-from mcpobs._guard import guarded
-from mcpobs._patches import Patch
+from mcpobs._core.guard import guarded
+from mcpobs._core.patches import Patch
+from mcpobs._server import state as _state
 
 _METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})

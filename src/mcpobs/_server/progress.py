@@ -16,11 +16,11 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from mcpobs import _state
 from mcpobs import semconv as S
-from mcpobs._guard import guarded
-from mcpobs._patches import Patch
-from mcpobs._telemetry import Telemetry
+from mcpobs._core.guard import guarded
+from mcpobs._core.patches import Patch
+from mcpobs._core.telemetry import Telemetry
+from mcpobs._server import state as _state
 
 
 def _requested(session: Any) -> bool:

@@ -45,9 +45,9 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode
 
 from mcpobs import semconv as S
-from mcpobs._guard import guarded, report
-from mcpobs._patches import Patch
-from mcpobs._telemetry import Telemetry
+from mcpobs._core.guard import guarded, report
+from mcpobs._core.patches import Patch
+from mcpobs._core.telemetry import Telemetry
 
 _PUBLISHED = "published"
 _DELIVERED = "delivered"
@@ -70,7 +70,7 @@ def _telemetry(implicit: bool) -> Telemetry | None:
     if _active is not None or implicit:
         return _active
     if _fallback is None:
-        from mcpobs._config import Settings
+        from mcpobs._core.config import Settings
 
         _fallback = Telemetry(Settings())
     return _fallback

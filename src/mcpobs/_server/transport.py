@@ -26,12 +26,12 @@ from mcp_types import methods as _methods
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, StatusCode
 
-from mcpobs import _propagation
 from mcpobs import semconv as S
-from mcpobs._guard import guarded
-from mcpobs._names import bounded_version
-from mcpobs._patches import Patch
-from mcpobs._telemetry import Telemetry
+from mcpobs._core import propagation as _propagation
+from mcpobs._core.guard import guarded
+from mcpobs._core.names import bounded_version
+from mcpobs._core.patches import Patch
+from mcpobs._core.telemetry import Telemetry
 from mcpobs.semconv import Boundary, Outcome
 
 _MAX_ERROR_BODY = 4096

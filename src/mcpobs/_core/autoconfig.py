@@ -42,7 +42,7 @@ from opentelemetry.sdk.environment_variables import (
 )
 from opentelemetry.sdk.resources import Resource
 
-from mcpobs._guard import logger
+from mcpobs._core.guard import logger
 
 Signal = Literal["traces", "metrics", "logs"]
 

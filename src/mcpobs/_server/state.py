@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-    from mcpobs._outcome import Classification
+    from mcpobs._core.outcome import Classification
 
 
 class RequestState:

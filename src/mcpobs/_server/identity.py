@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpobs import semconv as S
-from mcpobs._telemetry import Telemetry
+from mcpobs._core.telemetry import Telemetry
 
 session_logger = logging.getLogger("mcpobs.session")
 

@@ -38,14 +38,15 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, StatusCode
 
-from mcpobs import _outcome, _propagation
 from mcpobs import semconv as S
-from mcpobs._guard import guarded, report
-from mcpobs._labels import LabelSets
-from mcpobs._names import bounded_version
-from mcpobs._outcome import Classification
-from mcpobs._patches import Patch
-from mcpobs._telemetry import Telemetry
+from mcpobs._core import outcome as _outcome
+from mcpobs._core import propagation as _propagation
+from mcpobs._core.guard import guarded, report
+from mcpobs._core.labels import LabelSets
+from mcpobs._core.names import bounded_version
+from mcpobs._core.outcome import Classification
+from mcpobs._core.patches import Patch
+from mcpobs._core.telemetry import Telemetry
 from mcpobs.semconv import Outcome
 
 _KNOWN_METHODS = (
@@ -668,7 +669,7 @@ def _fingerprint(session: Any, name: object) -> str | None:
     held = listing.get(name)
     if held is None or isinstance(held, str):
         return held
-    from mcpobs._contract import schema_fingerprint
+    from mcpobs._core.contract import schema_fingerprint
 
     wire = held.model_dump(by_alias=True, mode="json", exclude_none=True)
     listing[name] = found = schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema"))

@@ -14,7 +14,7 @@ from typing import Any
 import wrapt
 from opentelemetry.instrumentation.utils import unwrap
 
-from mcpobs._guard import logger
+from mcpobs._core.guard import logger
 
 Wrapper = Callable[[Any, Any, Any, Any], Any]
 

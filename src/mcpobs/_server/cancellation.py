@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from mcpobs import semconv as S
-from mcpobs._guard import guarded
-from mcpobs._patches import Patch
+from mcpobs._core.guard import guarded
+from mcpobs._core.patches import Patch
 
 _REASON = "_mcpobs_cancel_reason"
 """Where the reason waits on the SDK's per-request dispatch context."""

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mcpobs._config import Settings
+from mcpobs._core.config import Settings
 
 _RESULT_KEYS = ("content", "structuredContent", "isError")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpobs import semconv as S
-from mcpobs._outcome import Classification
+from mcpobs._core.outcome import Classification
 
 _MAX = 4096
 

@@ -8,8 +8,8 @@ from opentelemetry import metrics, trace
 from opentelemetry.metrics import Histogram, UpDownCounter
 
 from mcpobs import semconv
-from mcpobs._config import Settings
-from mcpobs._tally import Tally, tally
+from mcpobs._core.config import Settings
+from mcpobs._core.tally import Tally, tally
 from mcpobs._version import __version__
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcpobs._contract import contract_fingerprint, schema_fingerprint, wire_tool
+from mcpobs._core.contract import contract_fingerprint, schema_fingerprint, wire_tool
 
 Verdict = Literal["breaking", "additive", "safe"]
 Direction = Literal["input", "output"]

@@ -1,0 +1,1 @@
+"""`python -m mcpobs`: the demo, the reference page and the contract snapshot and diff."""
