@@ -14,7 +14,8 @@ HTTP and over stdio. Cancellation, multi-round-trip rounds, progress reports and
 subscription events are recorded as such; tool calls carry contract fingerprints.
 
 Every name is in `mcpobs.semconv`, pinned to `mcpobs.semconv.CONVENTION_VERSION`. For tests,
-the `mcpobs_telemetry` pytest fixture (`mcpobs.testing`) gives in-memory spans and metrics.
+the `mcpobs_telemetry` pytest fixture (loaded automatically) gives in-memory spans and
+metrics; without pytest, `mcpobs.testing.capture()` does the same.
 From the shell: `python -m mcpobs demo`, `python -m mcpobs contract snapshot|diff`.
 """
 

@@ -1,6 +1,7 @@
-"""In-memory telemetry for testing your own MCP server (a pytest plugin, loaded automatically).
+"""In-memory telemetry for testing your own MCP server; importable without pytest.
 
-Use the ``mcpobs_telemetry`` fixture, then build your server inside the test::
+With pytest, use the ``mcpobs_telemetry`` fixture (the plugin in `mcpobs._pytest_plugin`,
+loaded automatically when mcpobs is installed), then build your server inside the test::
 
     from mcpobs import semconv
 
@@ -12,15 +13,14 @@ Use the ``mcpobs_telemetry`` fixture, then build your server inside the test::
 
 The fixture instruments with in-memory exporters for the test and uninstruments after it.
 Servers must be built inside the test (after instrumentation), as in production they are
-built after `mcpobs.instrument()`.
+built after `mcpobs.instrument()`. Without pytest, `capture()` does the same: pair it with
+`mcpobs.uninstrument()`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -28,7 +28,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-__all__ = ["CapturedTelemetry", "capture", "mcpobs_telemetry"]
+__all__ = ["CapturedTelemetry", "capture"]
 
 
 class CapturedTelemetry:
@@ -97,17 +97,3 @@ def capture(**options: Any) -> CapturedTelemetry:
     mcpobs.uninstrument()
     mcpobs.instrument(tracer_provider=captured.tracer_provider, meter_provider=captured.meter_provider, **options)
     return captured
-
-
-@pytest.fixture
-def mcpobs_telemetry() -> Iterator[CapturedTelemetry]:
-    """mcpobs instrumented into in-memory exporters for one test."""
-    import mcpobs
-
-    captured = capture()
-    try:
-        yield captured
-    finally:
-        mcpobs.uninstrument()
-        captured.tracer_provider.shutdown()
-        captured.meter_provider.shutdown()
