@@ -1,0 +1,85 @@
+"""The scripts a newcomer runs first say what they do, and never pass by skipping.
+
+Each runs as a real subprocess with Go hidden from PATH and an empty backend directory, the
+state of a fresh machine without Go.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def without(program: str) -> str:
+    """PATH without the directories that hold `program`."""
+    return os.pathsep.join(
+        d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not os.access(Path(d) / program, os.X_OK)
+    )
+
+
+def fresh_machine(tmp_path: Path) -> dict[str, str]:
+    """No Go, no built backends, no CI flag; this checkout's virtual environment."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "MCPOBS_NO_SKIPS")}
+    env["PATH"] = without("go")
+    env["MCPOBS_BACKENDS_BIN"] = str(tmp_path / "bin")
+    env["MCPOBS_VENV"] = str(Path(sys.executable).parent.parent)
+    return env
+
+
+def test_scripts_test_fails_loudly_without_the_backends_instead_of_skipping(tmp_path):
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "test")], env=fresh_machine(tmp_path), capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode != 0, done.stdout
+    assert "Go is not installed" in done.stderr and "MCPOBS_BACKENDS_BIN" in done.stderr, done.stderr
+    assert "== pytest" not in done.stdout  # it stopped before running anything
+    assert time.monotonic() - started < 120
+
+
+def test_a_skipped_test_fails_under_scripts_test(tmp_path):
+    env = fresh_machine(tmp_path)
+    test = "tests/e2e/test_backend_restart.py"
+    lenient = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", test], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert "skipped" in lenient.stdout and lenient.returncode == 0, lenient.stdout
+    strict = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", test],
+        cwd=ROOT,
+        env={**env, "MCPOBS_NO_SKIPS": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert strict.returncode != 0 and "scripts/test counts as a failure" in strict.stdout, strict.stdout
+    assert "run scripts/build-backends" in strict.stdout  # the skip's own instructions are kept
+
+
+def test_the_first_scripts_stack_says_it_is_building_and_for_how_long(tmp_path):
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "stack")], env=fresh_machine(tmp_path), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0  # no Go: build-backends says so
+    assert "Go is not installed" in done.stderr
+    assert "building Jaeger v2 and Prometheus v3 from source" in done.stdout
+    assert "minutes" in done.stdout
+    assert all(line.startswith("#") for line in done.stdout.splitlines()), done.stdout
+
+
+def test_getting_started_exports_what_scripts_stack_prints():
+    """The doc's variables are the stack's, at its default ports (metrics to Prometheus, not Jaeger)."""
+    import re
+
+    defaults = {"$JAEGER_OTLP_HTTP": "127.0.0.1:4318", "$PROMETHEUS_LISTEN": "127.0.0.1:9090"}
+    printed = (ROOT / "scripts" / "stack").read_text().split("<<ENV", 1)[1]  # the block it prints
+    stack = dict(re.findall(r"^export (\w+)=(\S+)$", printed, re.M))
+    for variable, value in defaults.items():
+        stack = {k: v.replace(variable, value) for k, v in stack.items()}
+    doc = dict(re.findall(r"^export (\w+)=(\S+)$", (ROOT / "docs" / "getting-started.md").read_text(), re.M))
+    assert stack.pop("OTEL_SERVICE_NAME") and doc.pop("OTEL_SERVICE_NAME")
+    assert doc == stack
