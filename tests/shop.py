@@ -94,3 +94,14 @@ def create_server(name: str = "shop", version: str = "1.0.0", **options: Any) ->
         return "KG-1031 garden hose"
 
     return mcp
+
+
+BROKEN_URI = "shop://broken"
+
+
+def add_broken_resource(mcp: MCPServer) -> None:
+    """A resource whose handler crashes: a server error answered with a JSON-RPC error."""
+
+    @mcp.resource(BROKEN_URI)
+    def broken() -> str:
+        raise RuntimeError("stock database unreachable")

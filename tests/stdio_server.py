@@ -1,11 +1,15 @@
 """The shop server over stdio, instrumented, writing its spans as JSON lines to argv[1].
 
 Run by the tests as a subprocess; stdout is the wire, so nothing else may write there.
+With MCPOBS_TEST_METRICS=<path> it also writes its metric points there as JSON when it exits;
+with MCPOBS_TEST_BROKEN=1 the shop gains a resource whose handler crashes.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +35,7 @@ class JsonLinesExporter(SpanExporter):
                             "name": s.name,
                             "kind": s.kind.name,
                             "status": s.status.status_code.name,
+                            "description": s.status.description,
                             "trace_id": f"{s.context.trace_id:032x}",
                             "span_id": f"{s.context.span_id:016x}",
                             "parent_id": f"{s.parent.span_id:016x}" if s.parent else None,
@@ -43,13 +48,44 @@ class JsonLinesExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
+def write_metrics(reader: object, path: str) -> None:
+    """Metric points as {name: [{"attributes": ..., "unit": ..., "bounds": ...}]}."""
+    data = reader.get_metrics_data()  # type: ignore[attr-defined]
+    points: dict[str, list[dict[str, object]]] = {}
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                for point in metric.data.data_points:
+                    points.setdefault(metric.name, []).append(
+                        {
+                            "attributes": dict(point.attributes),
+                            "unit": metric.unit,
+                            "bounds": list(getattr(point, "explicit_bounds", None) or []),
+                        }
+                    )
+    with open(path, "w") as f:
+        json.dump(points, f, default=str)
+
+
 def main() -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(sys.argv[1])))
-    mcpobs.instrument(tracer_provider=provider)
-    from shop import create_server
+    options: dict[str, object] = {"tracer_provider": provider}
+    metrics_file = os.environ.get("MCPOBS_TEST_METRICS")
+    if metrics_file:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-    create_server().run("stdio")
+        reader = InMemoryMetricReader()
+        options["meter_provider"] = MeterProvider(metric_readers=[reader])
+        atexit.register(write_metrics, reader, metrics_file)
+    mcpobs.instrument(**options)
+    from shop import add_broken_resource, create_server
+
+    server = create_server()
+    if os.environ.get("MCPOBS_TEST_BROKEN"):
+        add_broken_resource(server)
+    server.run("stdio")
 
 
 if __name__ == "__main__":

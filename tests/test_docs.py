@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from mcpobs import semconv as S
+from mcpobs._cli.conventions import render as render_conventions
 from mcpobs._cli.reference import render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,6 +17,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_reference_is_regenerated_from_the_registry():
     committed = (ROOT / "docs" / "reference.md").read_text()
     assert committed == render(), "docs/reference.md is stale: run `python -m mcpobs reference > docs/reference.md`"
+
+
+def test_conventions_page_is_regenerated_from_the_registry():
+    committed = (ROOT / "docs" / "conventions.md").read_text()
+    assert committed == render_conventions(), (
+        "docs/conventions.md is stale: run `python -m mcpobs conventions > docs/conventions.md`"
+    )
 
 
 def test_no_name_is_spelled_outside_the_registry():

@@ -1,4 +1,4 @@
-"""`python -m mcpobs`: the command line (`demo`, `reference`, `contract snapshot|diff`)."""
+"""`python -m mcpobs`: the command line (`demo`, `reference`, `conventions`, `contract snapshot|diff`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run an instrumented shop server through every outcome and show the traces")
     commands.add_parser("reference", help="print the attribute and metric reference (docs/reference.md)")
+    commands.add_parser("conventions", help="print the conventions' requirement table (docs/conventions.md)")
     contract = commands.add_parser("contract", help="snapshot a server's tools, or diff two snapshots")
     actions = contract.add_subparsers(dest="action", required=True)
     snap = actions.add_parser("snapshot", help="print a server's tools as JSON")
@@ -27,6 +28,11 @@ def main(argv: list[str] | None = None) -> int:
         from mcpobs._cli.reference import render
 
         sys.stdout.write(render())
+        return 0
+    if args.command == "conventions":
+        from mcpobs._cli.conventions import render as render_conventions
+
+        sys.stdout.write(render_conventions())
         return 0
     from mcpobs._cli import contract_diff as _contract_diff
 

@@ -6,8 +6,15 @@ have changed repository once), this is the one file to change, and
 ``docs/reference.md`` and ``dashboards/`` are regenerated from it.
 
 Each name is registered with a short description and its origin: ``convention`` (defined by
-the pinned OpenTelemetry conventions) or ``mcpobs`` (our extension, in the ``mcpobs.``
-namespace so it can never collide with a future convention name).
+the pinned OpenTelemetry conventions), ``sdk`` (set by the OpenTelemetry SDK itself) or
+``mcpobs`` (our extension, in the ``mcpobs.`` namespace so it can never collide with a future
+convention name).
+
+Every convention name the ``opentelemetry-semantic-conventions`` package defines is imported
+from it, never spelled here: a constant the package renames or drops breaks the import (and
+the build), not a dashboard. ``REQUIREMENTS`` lists the pinned conventions' requirement levels
+item by item, what mcpobs emits for each and, where it departs, why; ``docs/conventions.md``
+is generated from it and a test checks every row against real telemetry.
 """
 
 from __future__ import annotations
@@ -15,6 +22,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final, Literal
+
+from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as _gen_ai
+from opentelemetry.semconv._incubating.attributes import jsonrpc_attributes as _jsonrpc
+from opentelemetry.semconv._incubating.attributes import mcp_attributes as _mcp
+from opentelemetry.semconv._incubating.attributes import rpc_attributes as _rpc
+from opentelemetry.semconv._incubating.attributes import user_attributes as _user
+from opentelemetry.semconv._incubating.metrics import mcp_metrics as _mcp_metrics
+from opentelemetry.semconv.attributes import client_attributes as _client
+from opentelemetry.semconv.attributes import error_attributes as _error
+from opentelemetry.semconv.attributes import http_attributes as _http
+from opentelemetry.semconv.attributes import network_attributes as _network
+from opentelemetry.semconv.attributes import server_attributes as _server
+from opentelemetry.semconv.schemas import Schemas
 
 __all__ = [
     "ATTRIBUTES",
@@ -25,11 +45,14 @@ __all__ = [
     "DEVIATIONS",
     "METRICS",
     "OTHER",
+    "REQUIREMENTS",
     "SCHEMA_URL",
     "AttributeSpec",
     "Boundary",
+    "Level",
     "MetricSpec",
     "Outcome",
+    "Requirement",
     "prometheus_label",
     "prometheus_name",
     "span_name",
@@ -41,9 +64,12 @@ CONVENTION_NAME: Final = "OpenTelemetry semantic conventions for MCP"
 CONVENTION_VERSION: Final = "semantic-conventions-genai v0.1.0"
 CONVENTION_SOURCE: Final = "https://github.com/open-telemetry/semantic-conventions-genai/blob/v0.1.0/docs/gen-ai/mcp.md"
 CONVENTION_STATUS: Final = "development"
+CONVENTION_DOC_COMMIT: Final = "0393513c908bf895e7b3ec480a2c1eb073c584af"
+"""The commit of ``docs/gen-ai/mcp.md`` the requirement levels in ``REQUIREMENTS`` were read from."""
 # The GenAI repository publishes no schema URL yet; v0.1.0 is built on core conventions
-# v1.45.0, so the tracer and meter carry that schema.
-SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.45.0"
+# v1.45.0, which the package does not publish either. The tracer and meter carry the newest
+# schema the package does publish: a name that exists, that tools can resolve.
+SCHEMA_URL: Final = Schemas.V1_44_0.value
 
 INSTRUMENTATION_NAME: Final = "mcpobs"
 
@@ -105,7 +131,7 @@ OUTPUT_VALIDATION: Final = "output_validation"
 TIMEOUT: Final = "timeout"
 """``error.type`` on a client span when the call timed out."""
 
-EXECUTE_TOOL: Final = "execute_tool"
+EXECUTE_TOOL: Final = _gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value
 """``gen_ai.operation.name`` for tools/call."""
 
 # --- Bounds --------------------------------------------------------------------------------
@@ -125,13 +151,17 @@ MAX_REASON_LENGTH: Final = 128
 """Characters of a cancellation reason."""
 MAX_NOTED_PUBLISHES: Final = 1024
 """Publish contexts kept per listen stream to link its deliveries (the SDK's per-stream backlog)."""
+MAX_STATUS_DESCRIPTION: Final = 256
+"""Characters of a span status description (the error's message)."""
+SESSION_ID_HASH_LENGTH: Final = 32
+"""Hex characters of ``mcp.session.id`` when it is recorded as a keyed hash."""
 MAX_COUNTER_SERIES: Final = 2000
 """Label sets per counter; later ones are counted under ``otel.metric.overflow=true`` (the SDK's own limit and rule)."""
 
 
 # --- Attributes ----------------------------------------------------------------------------
 
-Origin = Literal["convention", "mcpobs"]
+Origin = Literal["convention", "sdk", "mcpobs"]
 
 
 @dataclass(frozen=True)
@@ -154,33 +184,57 @@ def _attr(name: str, brief: str, origin: Origin, where: str) -> str:
 _C: Final = "convention"
 _M: Final = "mcpobs"
 _REQ = "server and client spans"
+_REQ_METRICS = "server and client spans, operation metrics"
+_NET = "spans and duration metrics"
 
-MCP_METHOD_NAME: Final = _attr("mcp.method.name", "The JSON-RPC method; `_OTHER` when unknown.", _C, _REQ)
-MCP_PROTOCOL_VERSION: Final = _attr("mcp.protocol.version", "The MCP revision of the request.", _C, _REQ)
-MCP_RESOURCE_URI: Final = _attr("mcp.resource.uri", "A resource URI; never in a name.", _C, _REQ)
-JSONRPC_REQUEST_ID: Final = _attr("jsonrpc.request.id", "The JSON-RPC request id.", _C, _REQ)
-GEN_AI_OPERATION_NAME: Final = _attr("gen_ai.operation.name", "`execute_tool` for tools/call.", _C, _REQ)
-GEN_AI_TOOL_NAME: Final = _attr("gen_ai.tool.name", "The tool; `_OTHER` when not registered.", _C, _REQ)
-GEN_AI_PROMPT_NAME: Final = _attr("gen_ai.prompt.name", "The prompt; `_OTHER` when not registered.", _C, _REQ)
+MCP_METHOD_NAME: Final = _attr(_mcp.MCP_METHOD_NAME, "The JSON-RPC method; `_OTHER` when unknown.", _C, _REQ_METRICS)
+MCP_PROTOCOL_VERSION: Final = _attr(_mcp.MCP_PROTOCOL_VERSION, "The MCP revision of the request.", _C, _NET)
+MCP_RESOURCE_URI: Final = _attr(_mcp.MCP_RESOURCE_URI, "A resource URI; never in a name or a label.", _C, _REQ)
+MCP_SESSION_ID: Final = _attr(
+    _mcp.MCP_SESSION_ID,
+    "The transport's session id (legacy Streamable HTTP), or its keyed hash; never a label.",
+    _C,
+    _REQ,
+)
+JSONRPC_REQUEST_ID: Final = _attr(_jsonrpc.JSONRPC_REQUEST_ID, "The JSON-RPC request id.", _C, _REQ)
+GEN_AI_OPERATION_NAME: Final = _attr(
+    _gen_ai.GEN_AI_OPERATION_NAME, "`execute_tool` for tools/call, absent otherwise.", _C, _REQ_METRICS
+)
+GEN_AI_TOOL_NAME: Final = _attr(_gen_ai.GEN_AI_TOOL_NAME, "The tool; `_OTHER` when not registered.", _C, _REQ_METRICS)
+GEN_AI_PROMPT_NAME: Final = _attr(
+    _gen_ai.GEN_AI_PROMPT_NAME, "The prompt; `_OTHER` when not registered.", _C, _REQ_METRICS
+)
 GEN_AI_TOOL_CALL_ARGUMENTS: Final = _attr(
-    "gen_ai.tool.call.arguments", "Tool arguments as JSON; opt-in only, truncated.", _C, _REQ
+    _gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS, "Tool arguments as JSON; opt-in only, redacted, truncated.", _C, _REQ
 )
 GEN_AI_TOOL_CALL_RESULT: Final = _attr(
-    "gen_ai.tool.call.result", "Tool result as JSON; opt-in only, truncated.", _C, _REQ
+    _gen_ai.GEN_AI_TOOL_CALL_RESULT, "Tool result as JSON; opt-in only, redacted, truncated.", _C, _REQ
 )
-ERROR_TYPE: Final = _attr("error.type", "Set only when the request failed as an error.", _C, _REQ)
-RPC_RESPONSE_STATUS_CODE: Final = _attr("rpc.response.status_code", "The JSON-RPC error code.", _C, _REQ)
-NETWORK_TRANSPORT: Final = _attr("network.transport", "`pipe` for stdio, `tcp` for HTTP.", _C, _REQ)
-NETWORK_PROTOCOL_NAME: Final = _attr("network.protocol.name", "`http` on Streamable HTTP.", _C, _REQ)
-SERVER_ADDRESS: Final = _attr("server.address", "The server's host, on client spans.", _C, "client spans")
-SERVER_PORT: Final = _attr("server.port", "The server's port, on client spans.", _C, "client spans")
+ERROR_TYPE: Final = _attr(_error.ERROR_TYPE, "Set only when the request failed as an error.", _C, _REQ_METRICS)
+RPC_RESPONSE_STATUS_CODE: Final = _attr(_rpc.RPC_RESPONSE_STATUS_CODE, "The JSON-RPC error code.", _C, _REQ_METRICS)
+NETWORK_TRANSPORT: Final = _attr(_network.NETWORK_TRANSPORT, "`pipe` for stdio, `tcp` for HTTP.", _C, _NET)
+NETWORK_PROTOCOL_NAME: Final = _attr(_network.NETWORK_PROTOCOL_NAME, "`http` on Streamable HTTP.", _C, _NET)
+NETWORK_PROTOCOL_VERSION: Final = _attr(
+    _network.NETWORK_PROTOCOL_VERSION, "The HTTP version (`1.1`, `2`) on Streamable HTTP, where known.", _C, _NET
+)
+SERVER_ADDRESS: Final = _attr(
+    _server.SERVER_ADDRESS, "The server's host, on the client side.", _C, "client spans and metrics"
+)
+SERVER_PORT: Final = _attr(
+    _server.SERVER_PORT, "The server's port, on the client side.", _C, "client spans and metrics"
+)
+CLIENT_ADDRESS: Final = _attr(_client.CLIENT_ADDRESS, "The calling peer's address, over HTTP.", _C, "server spans")
+CLIENT_PORT: Final = _attr(_client.CLIENT_PORT, "The calling peer's port, over HTTP.", _C, "server spans")
 HTTP_RESPONSE_STATUS_CODE: Final = _attr(
-    "http.response.status_code", "HTTP status of a request the transport refused.", _C, "transport spans"
+    _http.HTTP_RESPONSE_STATUS_CODE, "HTTP status of a request the transport refused.", _C, "transport spans"
 )
+USER_ID: Final = _attr(_user.USER_ID, "The verified token's subject; opt-in only.", _C, "server spans")
 OTEL_METRIC_OVERFLOW: Final = _attr(
-    "otel.metric.overflow", "`true` on the one series that counts label sets past the limit.", _C, "counters"
+    "otel.metric.overflow",
+    "`true` on the one series that counts label sets past the limit (the metrics SDK's own attribute).",
+    "sdk",
+    "counters",
 )
-USER_ID: Final = _attr("user.id", "The verified token's subject; opt-in only.", _C, "server spans")
 
 OUTCOME: Final = _attr("mcpobs.outcome", "How the request ended: one of `Outcome`.", _M, _REQ)
 FAILURE_BOUNDARY: Final = _attr(
@@ -292,17 +346,28 @@ def _metric(
 
 _OPERATION_ATTRS: Final = (
     MCP_METHOD_NAME,
+    GEN_AI_OPERATION_NAME,
     GEN_AI_TOOL_NAME,
     GEN_AI_PROMPT_NAME,
     ERROR_TYPE,
     RPC_RESPONSE_STATUS_CODE,
     MCP_PROTOCOL_VERSION,
     NETWORK_TRANSPORT,
+    NETWORK_PROTOCOL_NAME,
+    NETWORK_PROTOCOL_VERSION,
     OUTCOME,
 )
+_SESSION_ATTRS: Final = (
+    ERROR_TYPE,
+    MCP_PROTOCOL_VERSION,
+    NETWORK_TRANSPORT,
+    NETWORK_PROTOCOL_NAME,
+    NETWORK_PROTOCOL_VERSION,
+)
+_SERVER_PEER: Final = (SERVER_ADDRESS, SERVER_PORT)
 
 SERVER_OPERATION_DURATION: Final = _metric(
-    "mcp.server.operation.duration",
+    _mcp_metrics.MCP_SERVER_OPERATION_DURATION,
     "histogram",
     "s",
     "Duration of completed requests on the server; cancelled and pending rounds excluded.",
@@ -311,12 +376,30 @@ SERVER_OPERATION_DURATION: Final = _metric(
     DURATION_BUCKETS,
 )
 CLIENT_OPERATION_DURATION: Final = _metric(
-    "mcp.client.operation.duration",
+    _mcp_metrics.MCP_CLIENT_OPERATION_DURATION,
     "histogram",
     "s",
     "Duration of completed requests on the client; cancelled and pending rounds excluded.",
     _C,
-    _OPERATION_ATTRS,
+    _OPERATION_ATTRS + _SERVER_PEER,
+    DURATION_BUCKETS,
+)
+SERVER_SESSION_DURATION: Final = _metric(
+    _mcp_metrics.MCP_SERVER_SESSION_DURATION,
+    "histogram",
+    "s",
+    "How long a session (a handshake connection: stdio, legacy Streamable HTTP) lasted on the server.",
+    _C,
+    _SESSION_ATTRS,
+    DURATION_BUCKETS,
+)
+CLIENT_SESSION_DURATION: Final = _metric(
+    _mcp_metrics.MCP_CLIENT_SESSION_DURATION,
+    "histogram",
+    "s",
+    "How long a `Client` stayed connected, from entering it to leaving it.",
+    _C,
+    _SESSION_ATTRS + _SERVER_PEER,
     DURATION_BUCKETS,
 )
 SERVER_REQUESTS: Final = _metric(
@@ -423,9 +506,348 @@ def deliver_span_name(event: SubscriptionEvent) -> str:
     return f"deliver {event.value}"
 
 
+# --- The conventions' requirement levels, item by item ------------------------------------
+
+
+class Level(StrEnum):
+    """Requirement levels of the conventions (a span's name, kind and status are SHOULDs: recommended)."""
+
+    REQUIRED = "required"
+    CONDITIONALLY_REQUIRED = "conditionally required"
+    RECOMMENDED = "recommended"
+    OPT_IN = "opt-in"
+
+
+SERVER_SPAN: Final = "server span"
+CLIENT_SPAN: Final = "client span"
+SPAN_NAME: Final = "span name"
+SPAN_KIND: Final = "span kind"
+SPAN_STATUS: Final = "span status"
+PROPAGATION: Final = "context propagation"
+INSTRUMENT: Final = "instrument"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One item of the pinned conventions for one signal, and what mcpobs emits for it."""
+
+    signal: str
+    """`SERVER_SPAN`, `CLIENT_SPAN` or a metric's name."""
+    item: str
+    """An attribute's name, or `SPAN_NAME`, `SPAN_KIND`, `SPAN_STATUS`, `PROPAGATION`, `INSTRUMENT`."""
+    level: Level
+    condition: str
+    """When the conventions ask for it."""
+    emitted: str
+    """What mcpobs records."""
+    deviation: str | None = None
+    """Why mcpobs departs from the conventions here; None where it conforms."""
+
+
+_NEVER_JSONRPC_1 = "Never: MCP is JSON-RPC 2.0."
+_OTHER_LABEL = (
+    "A caller can send any name; a metric series per name would be unbounded, so labels carry "
+    "only names the server registers (the client: names it listed) and `_OTHER` for the rest. "
+    "The span keeps the name as sent."
+)
+_CRASH_CLASS = (
+    "A lowlevel `Server` handler that raises a plain exception is answered with a code the "
+    "transport picks (0 on the handshake loop, -32603 elsewhere) that the handler chain never "
+    "sees: mcpobs records the exception's class as `error.type` and no code. (`MCPServer` turns "
+    "such a crash into a JSON-RPC error, which is recorded as the conventions ask.)"
+)
+_NOT_SAMPLES = (
+    "A cancelled call or an interim multi-round-trip round is not a completed request; "
+    "counting it would skew latency percentiles (each is counted in `mcpobs.*.requests`)."
+)
+
+
+def _span_rows(signal: str) -> tuple[Requirement, ...]:
+    server = signal == SERVER_SPAN
+    R = Requirement
+    L = Level
+    rows = [
+        R(
+            signal,
+            SPAN_NAME,
+            L.RECOMMENDED,
+            "`{mcp.method.name} {target}`, target a tool or prompt name",
+            "`{method} {tool or prompt}` for a registered name, `{method}` otherwise; never a URI",
+        ),
+        R(
+            signal,
+            SPAN_KIND,
+            L.RECOMMENDED,
+            "SERVER on the receiver, CLIENT on the sender",
+            "SERVER" if server else "CLIENT",
+        ),
+        R(
+            signal,
+            SPAN_STATUS,
+            L.RECOMMENDED,
+            "ERROR when `error.type` is set; description = the JSON-RPC error's message when there is one",
+            f"ERROR exactly when `error.type` is set; description: the error's message, cut to "
+            f"{MAX_STATUS_DESCRIPTION} characters",
+        ),
+        R(
+            signal,
+            PROPAGATION,
+            L.RECOMMENDED,
+            "W3C trace context in `params._meta`; the server parents on it and links the ambient context",
+            "the server parents on `params._meta` and links an ambient (HTTP) span"
+            if server
+            else "`traceparent` injected into `params._meta` (in process the handler runs under the span)",
+        ),
+        R(signal, MCP_METHOD_NAME, L.REQUIRED, "always", "the method; `_OTHER` for one nobody handles"),
+        R(
+            signal,
+            ERROR_TYPE,
+            L.CONDITIONALLY_REQUIRED,
+            "if and only if the operation fails",
+            "`tool_error` for an `isError` result (whatever the tool raised), the JSON-RPC code of an error "
+            "reply, the exception's class for a lowlevel handler's plain exception; none for the caller's "
+            "mistakes (#404)"
+            if server
+            else "the JSON-RPC code of an error reply, `tool_error` for an `isError` result, `timeout`, "
+            "`output_validation`, or the class of a local exception",
+            _CRASH_CLASS if server else None,
+        ),
+        R(
+            signal,
+            GEN_AI_PROMPT_NAME,
+            L.CONDITIONALLY_REQUIRED,
+            "when the operation concerns a prompt",
+            "the prompt's name on prompts/get",
+        ),
+        R(
+            signal,
+            GEN_AI_TOOL_NAME,
+            L.CONDITIONALLY_REQUIRED,
+            "when the operation concerns a tool",
+            "the tool's name on tools/call",
+        ),
+        R(
+            signal,
+            JSONRPC_REQUEST_ID,
+            L.CONDITIONALLY_REQUIRED,
+            "when the client executes a request",
+            "the request's id on every request, none on notifications"
+            if server
+            else "the id the request was sent with (in process: the id the dispatcher gave it)",
+        ),
+        R(
+            signal,
+            MCP_RESOURCE_URI,
+            L.CONDITIONALLY_REQUIRED,
+            "requests that carry a resource URI",
+            "the URI on resources/read, subscribe and unsubscribe" if server else "the URI on resources/read",
+        ),
+        R(
+            signal,
+            RPC_RESPONSE_STATUS_CODE,
+            L.CONDITIONALLY_REQUIRED,
+            "if the response carries an error code",
+            "the JSON-RPC error code, as a string",
+            _CRASH_CLASS if server else None,
+        ),
+    ]
+    if server:
+        rows += [
+            R(
+                signal,
+                CLIENT_ADDRESS,
+                L.RECOMMENDED,
+                "if applicable",
+                "the peer's address over HTTP (the ASGI scope's client)",
+            ),
+            R(signal, CLIENT_PORT, L.RECOMMENDED, "when `client.address` is set", "the peer's port over HTTP"),
+        ]
+    rows += [
+        R(
+            signal,
+            GEN_AI_OPERATION_NAME,
+            L.RECOMMENDED,
+            "`execute_tool` for a tool call, otherwise unset",
+            "`execute_tool` on tools/call only",
+        ),
+        R(signal, _jsonrpc.JSONRPC_PROTOCOL_VERSION, L.RECOMMENDED, "when it is not 2.0", _NEVER_JSONRPC_1),
+        R(signal, MCP_PROTOCOL_VERSION, L.RECOMMENDED, "always", "the request's revision; `_OTHER` if unknown"),
+        R(
+            signal,
+            MCP_SESSION_ID,
+            L.RECOMMENDED,
+            "when the request is part of a session",
+            "the `Mcp-Session-Id` of a legacy Streamable HTTP session (or its keyed hash, or nothing: "
+            "see docs/privacy.md); stdio and 2026-07-28 connections have no session id",
+        ),
+        R(signal, NETWORK_PROTOCOL_NAME, L.RECOMMENDED, "when applicable", "`http` over Streamable HTTP"),
+        R(
+            signal,
+            NETWORK_PROTOCOL_VERSION,
+            L.RECOMMENDED,
+            "when applicable",
+            "the request's HTTP version (`1.1`, `2`)"
+            if server
+            else "the HTTP version of the server's responses, once one has arrived",
+        ),
+        R(signal, NETWORK_TRANSPORT, L.RECOMMENDED, "always", "`tcp` over HTTP, `pipe` over stdio; unset in process"),
+    ]
+    if not server:
+        rows += [
+            R(signal, SERVER_ADDRESS, L.RECOMMENDED, "if applicable", "the host of the URL the `Client` was given"),
+            R(
+                signal,
+                SERVER_PORT,
+                L.RECOMMENDED,
+                "when `server.address` is set",
+                "the URL's port (the scheme's default when it names none)",
+            ),
+        ]
+    rows += [
+        R(
+            signal,
+            GEN_AI_TOOL_CALL_ARGUMENTS,
+            L.OPT_IN,
+            "opt-in",
+            "with `capture_content`: JSON, through `redact`, cut to `max_content_length`",
+        ),
+        R(
+            signal,
+            GEN_AI_TOOL_CALL_RESULT,
+            L.OPT_IN,
+            "opt-in",
+            "with `capture_content`: the result's content, structuredContent and isError as JSON, "
+            "through `redact`, cut to `max_content_length`",
+        ),
+    ]
+    return tuple(rows)
+
+
+def _operation_rows(spec: MetricSpec) -> tuple[Requirement, ...]:
+    server = spec is SERVER_OPERATION_DURATION
+    R = Requirement
+    L = Level
+    name = spec.name
+    rows = [
+        R(
+            name,
+            INSTRUMENT,
+            L.RECOMMENDED,
+            "a histogram in `s` with the conventions' bucket boundaries",
+            "histogram in `s`, those buckets; cancelled requests and interim rounds are not samples",
+            _NOT_SAMPLES,
+        ),
+        R(name, MCP_METHOD_NAME, L.REQUIRED, "always", "the method; `_OTHER` for one nobody handles"),
+        R(
+            name,
+            ERROR_TYPE,
+            L.CONDITIONALLY_REQUIRED,
+            "if and only if the operation fails",
+            "as on the span",
+            _CRASH_CLASS if server else None,
+        ),
+        R(
+            name,
+            GEN_AI_PROMPT_NAME,
+            L.CONDITIONALLY_REQUIRED,
+            "when the operation concerns a prompt",
+            "the prompt's name, `_OTHER` when not registered",
+            _OTHER_LABEL,
+        ),
+        R(
+            name,
+            GEN_AI_TOOL_NAME,
+            L.CONDITIONALLY_REQUIRED,
+            "when the operation concerns a tool",
+            "the tool's name, `_OTHER` when not registered" if server else "the tool's name, `_OTHER` when not listed",
+            _OTHER_LABEL,
+        ),
+        R(
+            name,
+            RPC_RESPONSE_STATUS_CODE,
+            L.CONDITIONALLY_REQUIRED,
+            "if the response carries an error code",
+            "the JSON-RPC error code, as a string",
+            _CRASH_CLASS if server else None,
+        ),
+        R(
+            name,
+            GEN_AI_OPERATION_NAME,
+            L.RECOMMENDED,
+            "`execute_tool` for a tool call, otherwise unset",
+            "`execute_tool` on tools/call only",
+        ),
+        R(name, _jsonrpc.JSONRPC_PROTOCOL_VERSION, L.RECOMMENDED, "when it is not 2.0", _NEVER_JSONRPC_1),
+        R(name, MCP_PROTOCOL_VERSION, L.RECOMMENDED, "always", "the request's revision; `_OTHER` if unknown"),
+        R(name, NETWORK_PROTOCOL_NAME, L.RECOMMENDED, "when applicable", "`http` over Streamable HTTP"),
+        R(name, NETWORK_PROTOCOL_VERSION, L.RECOMMENDED, "when applicable", "as on the span"),
+        R(name, NETWORK_TRANSPORT, L.RECOMMENDED, "always", "`tcp` over HTTP, `pipe` over stdio; unset in process"),
+    ]
+    if not server:
+        rows += [
+            R(name, SERVER_ADDRESS, L.RECOMMENDED, "if applicable", "as on the span"),
+            R(name, SERVER_PORT, L.RECOMMENDED, "when `server.address` is set", "as on the span"),
+        ]
+    rows.append(
+        R(name, MCP_RESOURCE_URI, L.OPT_IN, "opt-in", "not offered: a URI is unbounded, never a label"),
+    )
+    return tuple(rows)
+
+
+def _session_rows(spec: MetricSpec) -> tuple[Requirement, ...]:
+    server = spec is SERVER_SESSION_DURATION
+    R = Requirement
+    L = Level
+    name = spec.name
+    rows = [
+        R(
+            name,
+            INSTRUMENT,
+            L.RECOMMENDED,
+            "a histogram in `s` with the conventions' bucket boundaries",
+            "histogram in `s`, those buckets; one sample per handshake connection (stdio, legacy Streamable "
+            "HTTP, legacy in process) when it closes; 2026-07-28 requests open no session"
+            if server
+            else "histogram in `s`, those buckets; one sample per `Client`, from entering it to leaving it",
+        ),
+        R(
+            name,
+            ERROR_TYPE,
+            L.CONDITIONALLY_REQUIRED,
+            "if and only if the session ends with an error",
+            "the class of the exception that ended the connection (a cancelled one ended normally)"
+            if server
+            else "the class of the exception the `Client` was left with (cancellation is not an error)",
+        ),
+        R(name, _jsonrpc.JSONRPC_PROTOCOL_VERSION, L.RECOMMENDED, "when it is not 2.0", _NEVER_JSONRPC_1),
+        R(name, MCP_PROTOCOL_VERSION, L.RECOMMENDED, "always", "the negotiated revision"),
+        R(name, NETWORK_PROTOCOL_NAME, L.RECOMMENDED, "when applicable", "`http` over Streamable HTTP"),
+        R(name, NETWORK_PROTOCOL_VERSION, L.RECOMMENDED, "when applicable", "the HTTP version, where known"),
+        R(name, NETWORK_TRANSPORT, L.RECOMMENDED, "always", "`tcp` over HTTP, `pipe` over stdio; unset in process"),
+    ]
+    if not server:
+        rows += [
+            R(name, SERVER_ADDRESS, L.RECOMMENDED, "if applicable", "as on the client span"),
+            R(name, SERVER_PORT, L.RECOMMENDED, "when `server.address` is set", "as on the client span"),
+        ]
+    return tuple(rows)
+
+
+REQUIREMENTS: Final = (
+    _span_rows(SERVER_SPAN)
+    + _span_rows(CLIENT_SPAN)
+    + _operation_rows(SERVER_OPERATION_DURATION)
+    + _operation_rows(CLIENT_OPERATION_DURATION)
+    + _session_rows(SERVER_SESSION_DURATION)
+    + _session_rows(CLIENT_SESSION_DURATION)
+)
+"""Every item the pinned conventions ask of MCP spans and metrics, per signal (docs/gen-ai/mcp.md at
+`CONVENTION_DOC_COMMIT`), with what mcpobs emits; tests/test_conformance.py checks each row."""
+
+
 # --- Where mcpobs departs from or extends the pinned conventions ---------------------------
 
-DEVIATIONS: Final = (
+_GENERAL_DEVIATIONS: Final = (
     (
         "server/discover, subscriptions/listen",
         "Methods of revision 2026-07-28 the pinned conventions do not list yet "
@@ -447,8 +869,14 @@ DEVIATIONS: Final = (
         "rpc.response.status_code but neither error.type nor an ERROR status.",
     ),
     (
-        "mcp.server.operation.duration excludes cancelled and pending rounds",
-        "A cancelled call or an interim multi-round-trip round is not a completed request; "
-        "counting it would skew latency percentiles.",
+        "schema URL",
+        f"The pinned conventions build on core conventions v1.45.0, which the "
+        f"`opentelemetry-semantic-conventions` package does not publish yet; the tracer and meter carry "
+        f"`{SCHEMA_URL}`, the newest it does.",
     ),
 )
+
+DEVIATIONS: Final = _GENERAL_DEVIATIONS + tuple(
+    (f"`{r.item}` on {r.signal}", r.deviation) for r in REQUIREMENTS if r.deviation is not None
+)
+"""(what, why) for every departure: the general ones, then each deviating row of `REQUIREMENTS`."""
