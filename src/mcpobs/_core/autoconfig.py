@@ -42,6 +42,7 @@ from opentelemetry.sdk.environment_variables import (
 )
 from opentelemetry.sdk.resources import Resource
 
+from mcpobs._core import reachability as _reachability
 from mcpobs._core.guard import logger
 
 Signal = Literal["traces", "metrics", "logs"]
@@ -184,7 +185,7 @@ def _exporters(signal: Signal, env: Mapping[str, str]) -> list[Any]:
     for name, cls in classes:
         try:
             # Console output goes to stderr: on stdio, stdout is the MCP wire.
-            made.append(cls(out=sys.stderr, formatter=_one_line) if name == "console" else cls())
+            made.append(cls(out=sys.stderr, formatter=_one_line) if name == "console" else _guarded(cls(), signal, env))
         except Exception as exc:
             logger.error(
                 "mcpobs: the %r %s exporter (%s) failed to start: %s; %s are not exported there.",
@@ -195,6 +196,16 @@ def _exporters(signal: Signal, env: Mapping[str, str]) -> list[Any]:
                 signal,
             )
     return made
+
+
+def _guarded(exporter: Any, signal: Signal, env: Mapping[str, str]) -> Any:
+    """An OTLP exporter drops batches at once while its endpoint refuses connections (see reachability)."""
+    if type(exporter).__module__.startswith("opentelemetry.exporter.otlp"):
+        variable = next(
+            (v for v in (_ENDPOINT_VAR[signal], OTEL_EXPORTER_OTLP_ENDPOINT) if env.get(v, "").strip()), None
+        )
+        return _reachability.guard(exporter, signal, variable or OTEL_EXPORTER_OTLP_ENDPOINT, variable is None)
+    return exporter
 
 
 def _one_line(item: Any) -> str:

@@ -1,0 +1,149 @@
+"""An OTLP endpoint nothing listens at costs one log line, not seconds at every export and at exit.
+
+The OTLP exporters retry a refused connection with backoff for up to their timeout (10 s),
+once per batch, and the SDK flushes every signal at exit: a short script with no collector
+at the default ``localhost:4318`` took 16 s to exit, a uvicorn server as long to stop, with
+six retry lines each time. For the exporters `configure()` creates, a wrapper first opens a
+TCP connection to the endpoint (refused at once on a closed port, at most `_CONNECT_TIMEOUT`
+otherwise); when that fails the batch is dropped without calling the exporter, and one line
+says which endpoint and which variable to change. A recovered endpoint is used again at the
+next export. Behind an HTTP(S) proxy the check is left out: the proxy, not the endpoint, is
+what the exporter connects to.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import urllib.request
+from typing import Any
+from urllib.parse import urlparse
+
+from mcpobs._core.guard import logger
+
+_CONNECT_TIMEOUT = 1.0
+"""Seconds to wait for a TCP connection before calling the endpoint unreachable."""
+_TRUST_UP = 5.0
+_TRUST_DOWN = 2.0
+"""Seconds a check is reused: exports of several signals at exit share one check."""
+
+
+class Endpoint:
+    """One host:port the exporters send to, and whether it accepted a connection lately."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host = host
+        self.port = port
+        self._up = True
+        self._checked = float("-inf")
+        self._said = False
+        self._lock = threading.Lock()
+
+    def reachable(self, url: str, variable: str, defaulted: bool) -> bool:
+        """Whether to export now; says once per outage that nothing answers."""
+        with self._lock:
+            now = time.monotonic()
+            if now - self._checked > (_TRUST_UP if self._up else _TRUST_DOWN):
+                self._up = _connects(self.host, self.port)
+                self._checked = time.monotonic()
+                if self._up and self._said:
+                    logger.info("mcpobs: the OTLP endpoint %s answers again; exporting resumes.", url)
+                    self._said = False
+            if not self._up and not self._said:
+                self._said = True
+                logger.warning(
+                    "mcpobs: nothing answers at the OTLP endpoint %s (%s); telemetry sent there is dropped "
+                    "until it does. Set %s to your collector's address, or OTEL_TRACES_EXPORTER=none and "
+                    "OTEL_METRICS_EXPORTER=none to stop exporting.",
+                    url,
+                    f"the default: {variable} is not set" if defaulted else f"from {variable}",
+                    variable,
+                )
+            return self._up
+
+    def forget(self) -> None:
+        """An export failed: check again before the next one."""
+        with self._lock:
+            self._checked = float("-inf")
+
+
+_endpoints: dict[tuple[str, int], Endpoint] = {}
+_endpoints_lock = threading.Lock()
+
+
+def _endpoint(host: str, port: int) -> Endpoint:
+    with _endpoints_lock:
+        return _endpoints.setdefault((host, port), Endpoint(host, port))
+
+
+def _connects(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT).close()
+    except OSError:
+        return False
+    return True
+
+
+def _proxied(url: Any) -> bool:
+    proxies = urllib.request.getproxies()
+    return url.scheme in proxies and not urllib.request.proxy_bypass(url.hostname or "")
+
+
+class GuardedExporter:
+    """An exporter that drops a batch at once when its endpoint refuses connections."""
+
+    def __init__(
+        self, exporter: Any, endpoint: Endpoint, url: str, variable: str, defaulted: bool, failure: Any
+    ) -> None:
+        self._exporter = exporter
+        self._endpoint = endpoint
+        self._url = url
+        self._variable = variable
+        self._defaulted = defaulted
+        self._failure = failure
+
+    def export(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._endpoint.reachable(self._url, self._variable, self._defaulted):
+            return self._failure
+        result = self._exporter.export(*args, **kwargs)
+        if result == self._failure:
+            self._endpoint.forget()
+        return result
+
+    def __getattr__(self, name: str) -> Any:  # shutdown, force_flush, preferred temporality...
+        return getattr(self._exporter, name)
+
+
+def guard(exporter: Any, signal: str, variable: str, defaulted: bool) -> Any:
+    """`exporter` wrapped when it has an http(s) endpoint reached directly; else as it is.
+
+    `variable` is where the endpoint comes from (`defaulted`: it is unset, the SDK's default
+    applies), for the one line shown when nothing answers there.
+    """
+    raw = getattr(exporter, "_endpoint", None)
+    if not isinstance(raw, str) or not raw:
+        return exporter
+    url = urlparse(raw if "://" in raw else f"http://{raw}")
+    if url.scheme not in ("http", "https") or not url.hostname or _proxied(url):
+        return exporter
+    try:
+        port = url.port or (443 if url.scheme == "https" else 80)
+    except ValueError:
+        return exporter
+    endpoint = _endpoint(url.hostname, port)
+    return GuardedExporter(exporter, endpoint, raw, variable, defaulted, _failure(signal))
+
+
+def _failure(signal: str) -> Any:
+    if signal == "traces":
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        return SpanExportResult.FAILURE
+    if signal == "metrics":
+        from opentelemetry.sdk.metrics.export import MetricExportResult
+
+        return MetricExportResult.FAILURE
+    from opentelemetry.sdk._logs.export import LogExportResult
+
+    return LogExportResult.FAILURE
