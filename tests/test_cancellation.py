@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
-
 import anyio
 import pytest
 from mcp import Client
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import StatusCode
 from shop import create_server
-from transports import client_for, eventually, read_spans, serve_http, stdio_params
+from transports import connected, eventually, read_spans, server_spans, stdio_params
 
 from mcpobs import semconv as S
 
 pytestmark = pytest.mark.anyio
 
 WAIT = "tools/call wait_for_stock"
-
-
-def server_spans(telemetry):
-    return [s for s in telemetry.spans_named(WAIT) if s.kind is SpanKind.SERVER]
 
 
 def assert_cancelled(telemetry, span) -> None:
@@ -31,24 +25,16 @@ def assert_cancelled(telemetry, span) -> None:
     assert telemetry.total(S.SERVER_REQUESTS.name, {**tool, S.OUTCOME: "cancelled"}) == 1
 
 
-def connect(transport: str, server, stack: ExitStack) -> Client:
-    if transport == "http-legacy":  # the 2025-11-25 HTTP transport: JSON-RPC over POST and SSE
-        return Client(stack.enter_context(serve_http(server.streamable_http_app())) + "/mcp", mode="legacy")
-    base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
-    return client_for(transport, server, base_url)
-
-
 @pytest.mark.parametrize("transport", ["auto", "legacy", "http", "http-legacy"])
 async def test_cancelled_call_is_not_a_latency_sample(mcpobs_telemetry, transport):
     server = create_server()
-    with ExitStack() as stack:
-        async with connect(transport, server, stack) as client:
-            with anyio.move_on_after(0.3) as scope:
-                await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
-            assert scope.cancelled_caught
-            spans = await eventually(lambda: server_spans(mcpobs_telemetry))
-            # the shop still serves after a cancelled call
-            assert not (await client.call_tool("get_order_status", {"order_id": "O-1873"})).is_error
+    async with connected(transport, server) as client:
+        with anyio.move_on_after(0.3) as scope:
+            await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
+        assert scope.cancelled_caught
+        spans = await eventually(lambda: server_spans(mcpobs_telemetry, WAIT))
+        # the shop still serves after a cancelled call
+        assert not (await client.call_tool("get_order_status", {"order_id": "O-1873"})).is_error
     (span,) = spans
     assert_cancelled(mcpobs_telemetry, span)
     if transport in ("legacy", "http-legacy"):  # JSON-RPC carries the reason in notifications/cancelled
@@ -64,7 +50,7 @@ async def test_timed_out_call_records_the_peers_reason(mcpobs_telemetry):
     async with Client(server, mode="legacy", read_timeout_seconds=0.3) as client:
         with pytest.raises(MCPError):
             await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
-        (span,) = await eventually(lambda: server_spans(mcpobs_telemetry))
+        (span,) = await eventually(lambda: server_spans(mcpobs_telemetry, WAIT))
     assert_cancelled(mcpobs_telemetry, span)
     assert span.attributes[S.CANCEL_REASON].startswith("timed out after 0.3")
     assert len(span.attributes[S.CANCEL_REASON]) <= S.MAX_REASON_LENGTH

@@ -14,29 +14,16 @@ from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import BaseModel
 from shop import create_server
-from transports import client_for, eventually, serve_http
+from transports import TRANSPORTS, client_for, client_spans, eventually, run_calls, serve_http
 
 import mcpobs
 from mcpobs import semconv as S
-from mcpobs._client.session import ClientNames
+from mcpobs._client.names import ClientNames
 from mcpobs._core import guard as _guard
 
 pytestmark = pytest.mark.anyio
 
-TRANSPORTS = ["auto", "legacy", "http"]
 CALL = "tools/call get_order_status"
-
-
-async def run_calls(transport: str, calls, server=None) -> None:
-    server = server or create_server()
-    with ExitStack() as stack:
-        base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
-        async with client_for(transport, server, base_url) as client:
-            await calls(client)
-
-
-def client_spans(telemetry, name: str):
-    return telemetry.spans_named(name, SpanKind.CLIENT)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

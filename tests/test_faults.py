@@ -33,14 +33,13 @@ from opentelemetry.sdk.metrics.export import (
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
 from shop import create_server
-from transports import serve_http
+from transports import TRANSPORTS, serve_http
 
 import mcpobs
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).parent
-TRANSPORTS = ["auto", "legacy", "http"]
 
 
 # -- the client's day: every kind of result, comparable with and without mcpobs ----------------

@@ -12,7 +12,7 @@ import pytest
 from mcp.server.lowlevel import Server
 from opentelemetry.trace import SpanKind, StatusCode
 from shop import create_server
-from transports import serve_http
+from transports import serve_http, server_spans
 
 from mcpobs import semconv as S
 
@@ -167,10 +167,6 @@ def send(url: str, method: str, headers: Any, body: Any) -> httpx2.Response:
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
     with httpx2.Client(timeout=10) as http:
         return http.request(method, url, headers=headers, content=content)
-
-
-def server_spans(telemetry) -> list[Any]:
-    return [s for s in telemetry.spans() if s.kind is SpanKind.SERVER]
 
 
 def settle(telemetry, count: int) -> list[Any]:

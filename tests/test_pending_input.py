@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from typing import Annotated
 
 import mcp_types as types
@@ -10,9 +9,9 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver.resolve import Resolve, Sample
 from mcp.server.request_state import RequestStateSecurity
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import StatusCode
 from shop import create_server
-from transports import serve_http
+from transports import connected, server_spans
 
 import mcpobs
 from mcpobs import semconv as S
@@ -45,18 +44,12 @@ CALLBACKS = {"elicitation_callback": on_elicit, "list_roots_callback": on_roots,
 
 
 async def call(server, transport: str, tool: str, arguments: dict) -> types.CallToolResult:
-    with ExitStack() as stack:
-        if transport == "http":
-            target = stack.enter_context(serve_http(server.streamable_http_app())) + "/mcp"
-            client = Client(target, **CALLBACKS)
-        else:
-            client = Client(server, mode=transport, **CALLBACKS)
-        async with client:
-            return await client.call_tool(tool, arguments)
+    async with connected(transport, server, **CALLBACKS) as client:
+        return await client.call_tool(tool, arguments)
 
 
 def rounds(telemetry, name: str):
-    return [s for s in telemetry.spans_named(name) if s.kind is SpanKind.SERVER]
+    return server_spans(telemetry, name)
 
 
 def assert_no_state_recorded(spans, *secrets: str) -> None:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
-
 import anyio
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context
 from opentelemetry.sdk.trace import SpanProcessor
-from opentelemetry.trace import SpanKind
 from shop import create_server
-from transports import client_for, serve_http
+from transports import connected, server_spans
 
 import mcpobs
 from mcpobs import semconv as S
@@ -30,17 +27,11 @@ async def export(transport: str, rows: int, *, with_callback: bool) -> list[tupl
         heard.append((progress, total, message))
 
     server = create_server()
-    with ExitStack() as stack:
-        base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
-        async with client_for(transport, server, base_url) as client:
-            kwargs = {"progress_callback": on_progress} if with_callback else {}
-            result = await client.call_tool("slow_export", {"rows": rows}, **kwargs)
-            assert result.content[0].text == "done"
+    async with connected(transport, server) as client:
+        kwargs = {"progress_callback": on_progress} if with_callback else {}
+        result = await client.call_tool("slow_export", {"rows": rows}, **kwargs)
+        assert result.content[0].text == "done"
     return heard
-
-
-def server_spans(telemetry, name: str):
-    return [s for s in telemetry.spans_named(name) if s.kind is SpanKind.SERVER]
 
 
 def export_span(telemetry):

@@ -10,13 +10,12 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from opentelemetry.trace import SpanKind
 from shop import create_server
-from transports import client_for, eventually, read_spans, serve_http, stdio_params
+from transports import TRANSPORTS, client_for, eventually, read_spans, serve_http, stdio_params
 
 from mcpobs import semconv as S
 
 pytestmark = pytest.mark.anyio
 
-TRANSPORTS = ["auto", "legacy", "http"]
 CALL = "tools/call get_order_status"
 
 

@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
-
 import pytest
 from mcp.shared.exceptions import MCPError
 from opentelemetry.trace import SpanKind, StatusCode
 from shop import create_server
-from transports import client_for, send_raw, serve_http
+from transports import TRANSPORTS, run_calls, send_raw, server_spans
 
 from mcpobs import semconv as S
 
 pytestmark = pytest.mark.anyio
-
-TRANSPORTS = ["auto", "legacy", "http"]
-
-
-async def run_calls(transport: str, calls) -> None:
-    server = create_server()
-    with ExitStack() as stack:
-        base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
-        async with client_for(transport, server, base_url) as client:
-            await calls(client)
-
-
-def server_spans(telemetry, name: str):
-    return [s for s in telemetry.spans_named(name) if s.kind is SpanKind.SERVER]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -1,4 +1,8 @@
-"""Serve a real server over Streamable HTTP on loopback, or over stdio in a subprocess."""
+"""The shared test helpers: real servers over each transport, and the spans they leave.
+
+Serve a real server over Streamable HTTP on loopback (`serve_http`) or over stdio in a
+subprocess (`stdio_params`); `connected` gives a `Client` over any in-process transport.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,19 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 from mcp.client.stdio import StdioServerParameters
+from opentelemetry.trace import SpanKind
 
 HERE = Path(__file__).parent
+
+TRANSPORTS = ["auto", "legacy", "http"]
+"""In memory (the direct dispatcher), in memory over JSON-RPC (2025-11-25), Streamable HTTP on loopback."""
 
 
 @contextmanager
@@ -91,3 +99,39 @@ async def eventually(find: Any, timeout: float = 5.0) -> Any:
         if found or time.monotonic() > deadline:
             return found
         await anyio.sleep(0.02)
+
+
+@asynccontextmanager
+async def connected(transport: str, server: Any, **client_kwargs: Any) -> AsyncIterator[Any]:
+    """A `Client` for `server` over `transport` (one of TRANSPORTS, or `http-legacy`), serving it if needed."""
+    from mcp import Client
+
+    with ExitStack() as stack:
+        if transport in ("http", "http-legacy"):
+            url = stack.enter_context(serve_http(server.streamable_http_app())) + "/mcp"
+            mode = "legacy" if transport == "http-legacy" else "auto"
+            client = Client(url, mode=mode, **client_kwargs)
+        else:
+            client = Client(server, mode=transport, **client_kwargs)
+        async with client:
+            yield client
+
+
+async def run_calls(transport: str, calls: Callable[[Any], Awaitable[None]], server: Any = None) -> None:
+    """Run `calls(client)` against `server` (the shop by default) over `transport`."""
+    if server is None:
+        from shop import create_server
+
+        server = create_server()
+    async with connected(transport, server) as client:
+        await calls(client)
+
+
+def server_spans(telemetry: Any, name: str | None = None) -> list[Any]:
+    """The SERVER spans captured, all of them or those named `name`."""
+    spans = telemetry.spans() if name is None else telemetry.spans_named(name)
+    return [s for s in spans if s.kind is SpanKind.SERVER]
+
+
+def client_spans(telemetry: Any, name: str) -> list[Any]:
+    return telemetry.spans_named(name, SpanKind.CLIENT)

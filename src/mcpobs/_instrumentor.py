@@ -8,18 +8,18 @@ from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
-from mcpobs._client import session as _client
+from mcpobs._client import seams as _client
 from mcpobs._core import autoconfig as _autoconfig
 from mcpobs._core import patches as _patches
 from mcpobs._core.config import settings_from
 from mcpobs._core.guard import guarded
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
-from mcpobs._server import middleware as _server
+from mcpobs._server import middleware as _middleware
 from mcpobs._server import progress as _progress
-from mcpobs._server import rounds as _mrtr
+from mcpobs._server import rounds as _rounds
 from mcpobs._server import subscriptions as _subscriptions
-from mcpobs._server import transport as _http
+from mcpobs._server import transport as _transport
 from mcpobs._server.middleware import ServerMiddleware
 
 _instruments = ("mcp >= 2.3.0, < 3",)
@@ -47,20 +47,20 @@ class MCPInstrumentor(BaseInstrumentor):
         telemetry = Telemetry(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         self._servers = weakref.WeakSet()
         self._applied = _patches.apply(
-            _server.patches(telemetry, self._servers)
+            _middleware.patches(telemetry, self._servers)
             + _cancellation.patches()
             + _progress.patches(telemetry)
-            + _mrtr.patches()
+            + _rounds.patches()
             + _subscriptions.patches(telemetry)
             + (_client.patches(telemetry) if settings.clients else [])
-            + _http.patches(telemetry)
+            + _transport.patches(telemetry)
         )
 
     def _uninstrument(self, **kwargs: Any) -> None:
         _patches.remove(getattr(self, "_applied", []))
         self._applied = []
         _subscriptions.deactivate()
-        _http.deactivate()
+        _transport.deactivate()
         for server in list(getattr(self, "_servers", ())):
             with guarded("server restore"):
                 _restore(server)

@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mcp_types import methods as _methods
 from mcp_types import version as _version
 
 from mcpobs import semconv
+from mcpobs._core.methods import SPEC_METHODS
 
-_SPEC_METHODS = frozenset(_methods.SPEC_CLIENT_METHODS) | frozenset(_methods.SPEC_CLIENT_NOTIFICATION_METHODS)
 _KNOWN_VERSIONS = frozenset(_version.KNOWN_PROTOCOL_VERSIONS)
 
 Lookup = Callable[[str], object]
@@ -43,7 +42,7 @@ class ServerNames:
     def method(self, method: object) -> str:
         if not isinstance(method, str):
             return semconv.OTHER
-        if method in _SPEC_METHODS:
+        if method in SPEC_METHODS:
             return method
         server = self._server
         if server.get_request_handler(method) is not None or server.get_notification_handler(method) is not None:

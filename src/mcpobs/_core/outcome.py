@@ -17,6 +17,7 @@ from mcp_types.methods import is_input_required
 from pydantic import ValidationError
 
 from mcpobs import semconv
+from mcpobs._core.methods import CALLER_MISTAKES
 from mcpobs.semconv import Boundary, Outcome
 
 
@@ -72,11 +73,7 @@ def from_exception(exc: BaseException, method: str, initialized: bool, known_tar
         return OK if method in semconv.STREAM_METHODS else CANCELLED
     if isinstance(exc, MCPError):
         code = exc.error.code
-        if code in semconv.CALLER_MISTAKE_CODES or code in (
-            semconv.HEADER_MISMATCH,
-            semconv.MISSING_CLIENT_CAPABILITY,
-            semconv.UNSUPPORTED_PROTOCOL_VERSION,
-        ):
+        if code in CALLER_MISTAKES:
             return Classification(Outcome.CLIENT_ERROR, _caller_mistake(code, method, initialized), None, code)
         return Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, str(code), code)
     if isinstance(exc, ValidationError):  # malformed params, answered with -32602

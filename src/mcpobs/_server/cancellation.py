@@ -4,8 +4,9 @@ The middleware sees a cancelled request as the cancellation exception raised out
 chain; that is enough for the outcome. The peer's stated reason ("caller cancelled",
 "timed out after 5.0s") arrives separately, in `notifications/cancelled`, which the
 JSON-RPC dispatcher acts on in its read loop *before* the handler sees the exception.
-One wrap there notes the reason on the request's dispatch context; the middleware reads
-it back when it classifies the request as cancelled.
+One wrap there notes the reason against the request's dispatch context (in a table owned
+here, nothing written onto the SDK's objects); the middleware reads it back when it
+classifies the request as cancelled.
 
 Streamable HTTP at 2026-07-28 and the in-memory direct dispatcher carry no reason (the
 client aborts the POST or cancels its own scope), so the attribute is simply absent there.
@@ -13,14 +14,19 @@ client aborts the POST or cancels its own scope), so the attribute is simply abs
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from mcpobs import semconv as S
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
 
-_REASON = "_mcpobs_cancel_reason"
-"""Where the reason waits on the SDK's per-request dispatch context."""
+_reasons: dict[int, str] = {}
+"""Reasons by `id()` of the SDK's per-request dispatch context; an entry leaves with its context.
+
+(The context is an unhashable dataclass, so not a `WeakKeyDictionary` key; a finalizer
+removes the entry when the context is collected, so an id is never read for another object.)
+"""
 
 
 def _note_reason(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -41,15 +47,18 @@ def _remember(dispatcher: Any, params: Any) -> None:
         return
     in_flight = dispatcher._in_flight.get(coerce_request_id(rid))
     if in_flight is not None:
-        setattr(in_flight.dctx, _REASON, reason[: S.MAX_REASON_LENGTH])
+        dctx = in_flight.dctx
+        key = id(dctx)
+        if key not in _reasons:
+            weakref.finalize(dctx, _reasons.pop, key, None)
+        _reasons[key] = reason[: S.MAX_REASON_LENGTH]
 
 
 def reason(ctx: Any) -> str | None:
     """The peer's reason for cancelling this request, if it gave one (bounded)."""
     outbound = getattr(ctx.session, "_request_outbound", None)
     outbound = getattr(outbound, "_inner", outbound)  # the runner's no-back-channel wrapper
-    value = getattr(outbound, _REASON, None)
-    return value if isinstance(value, str) else None
+    return _reasons.get(id(outbound)) if _reasons else None
 
 
 def patches() -> list[Patch]:

@@ -20,6 +20,7 @@ from mcpobs._core import propagation as _propagation
 from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.labels import LabelSets
+from mcpobs._core.methods import TARGETED, URI_METHODS
 from mcpobs._core.names import ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
@@ -27,12 +28,9 @@ from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
 from mcpobs._server import content as _content
 from mcpobs._server import identity as _identity
-from mcpobs._server import rounds as _mrtr
+from mcpobs._server import rounds as _rounds
 from mcpobs._server import state as _state
-from mcpobs._server import transport as _http
-
-_TARGETED = {"tools/call": S.GEN_AI_TOOL_NAME, "prompts/get": S.GEN_AI_PROMPT_NAME}
-_URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
+from mcpobs._server import transport as _transport
 
 
 class _Call:
@@ -98,7 +96,7 @@ class ServerMiddleware:
         params = ctx.params
         target = None
         known = None
-        target_attr = _TARGETED.get(method)
+        target_attr = TARGETED.get(method)
         if target_attr is not None:
             raw = params.get("name") if params else None
             known = names.tool(raw) if target_attr == S.GEN_AI_TOOL_NAME else names.prompt(raw)
@@ -106,7 +104,7 @@ class ServerMiddleware:
                 target = known
         transport = _transport_of(ctx)
         if transport == "tcp":
-            _http.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
+            _transport.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
         version = bounded_version(ctx.protocol_version)
         labels_key = (method, version, target_attr, known, transport)
         labels = self._labels.base(labels_key)
@@ -162,7 +160,7 @@ class ServerMiddleware:
                 attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
                 if tel.settings.capture_content:
                     attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _content.arguments(params, tel.settings)
-        elif method in _URI_METHODS and params:
+        elif method in URI_METHODS and params:
             uri = params.get("uri")
             if uri is not None:
                 attrs[S.MCP_RESOURCE_URI] = tel.bound(uri)
@@ -183,17 +181,18 @@ class ServerMiddleware:
     def _finish(self, call: _Call, ctx: Any, result: Any, exc: BaseException | None) -> None:
         try:
             elapsed = time.perf_counter() - call.start
+            attrs: dict[str, Any] | None = None
             if exc is None:
                 self.names.learn(call.method, result)
                 cls = _outcome.from_result(result, call.method, call.state.tool_failure)
                 after = _AFTER.get(call.method)
                 if after is not None:
-                    after(self, call, ctx, result)
+                    attrs = after(self, call, ctx, result)
             else:
                 cls = _outcome.from_exception(exc, call.method, _initialized(ctx), call.names_target is not None)
                 if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
-                    call.state.set_attribute(S.CANCEL_REASON, reason)
-            self._end_span(call, cls, exc)
+                    attrs = {S.CANCEL_REASON: reason}
+            self._end_span(call, cls, exc, attrs)
             self._record(call, cls, elapsed)
         except Exception as err:
             report("server span end", err)
@@ -217,30 +216,33 @@ class ServerMiddleware:
                 self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: tool_name})
         return attrs
 
-    def _after_tools_call(self, call: _Call, ctx: Any, result: Any) -> None:
-        if self.telemetry.settings.capture_content and call.span.is_recording():
-            call.state.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, _content.result(result, self.telemetry.settings))
+    # What a successful reply adds to the span, by method.
 
-    def _after_tools_list(self, call: _Call, ctx: Any, result: Any) -> None:
+    def _after_tools_call(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
+        if not self.telemetry.settings.capture_content or not call.span.is_recording():
+            return None
+        return {S.GEN_AI_TOOL_CALL_RESULT: _content.result(result, self.telemetry.settings)}
+
+    def _after_tools_list(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
         tools = result.get("tools") if isinstance(result, dict) else None
         if not isinstance(tools, list) or not call.span.is_recording():
-            return
-        state = call.state
-        state.set_attribute(S.CATALOG_FINGERPRINT, catalog_fingerprint(tools))
-        state.set_attribute(S.CATALOG_TOOLS, len(tools))
+            return None
+        attrs: dict[str, Any] = {S.CATALOG_FINGERPRINT: catalog_fingerprint(tools), S.CATALOG_TOOLS: len(tools)}
         if isinstance(ttl := result.get("ttlMs"), int):
-            state.set_attribute(S.CATALOG_TTL_MS, ttl)
+            attrs[S.CATALOG_TTL_MS] = ttl
         if isinstance(scope := result.get("cacheScope"), str):
-            state.set_attribute(S.CATALOG_CACHE_SCOPE, self.telemetry.bound(scope))
+            attrs[S.CATALOG_CACHE_SCOPE] = self.telemetry.bound(scope)
+        return attrs
 
-    def _after_session(self, call: _Call, ctx: Any, result: Any) -> None:
+    def _after_session(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
         """Logged for every session, sampled or not: it is the one record of what a client found."""
         capabilities = result.get("capabilities") if isinstance(result, dict) else None
         offered = self.names.offered_counts(capabilities if isinstance(capabilities, dict) else {})
-        for name, value in _identity.describe_session(ctx, result, offered, self.telemetry).items():
-            call.state.set_attribute(name, value)
+        return _identity.describe_session(ctx, result, offered, self.telemetry)
 
-    def _end_span(self, call: _Call, cls: Classification, exc: BaseException | None) -> None:
+    def _end_span(
+        self, call: _Call, cls: Classification, exc: BaseException | None, extra: dict[str, Any] | None
+    ) -> None:
         span = call.span
         if span.is_recording():
             attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
@@ -250,13 +252,18 @@ class ServerMiddleware:
                 attrs[S.ERROR_TYPE] = cls.error_type
             if cls.rpc_code is not None:
                 attrs[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
-            if call.state.progress_dropped:
-                attrs[S.PROGRESS_DROPPED] = call.state.progress_dropped
-            if call.state.extra:
-                attrs.update(call.state.extra)
+            state = call.state
+            if state.progress_dropped:
+                attrs[S.PROGRESS_DROPPED] = state.progress_dropped
+            if state.round is not None:
+                attrs[S.MRTR_ROUND] = state.round
+            if state.input_methods is not None:
+                attrs[S.MRTR_INPUT_METHODS] = state.input_methods
+            if extra:
+                attrs.update(extra)
             span.set_attributes(attrs)
             if cls.is_error:
-                cause = call.state.exception or exc
+                cause = state.exception or exc
                 if cls.outcome is S.Outcome.SERVER_ERROR and cause is not None:
                     span.record_exception(cause)
                 span.set_status(StatusCode.ERROR, cls.error_type)
@@ -367,7 +374,7 @@ def patches(telemetry: Telemetry, servers: Any) -> list[Patch]:
             owner = _mcpserver_of(server)
             if owner is not None:
                 _know_tools_of(owner)
-                _mrtr.install(owner)
+                _rounds.install(owner)
 
     async def run_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         token = _state.set_transport("pipe")

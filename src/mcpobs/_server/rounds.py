@@ -26,13 +26,11 @@ from typing import Any
 from mcp_types.methods import is_input_required
 from opentelemetry.trace import SpanContext, TraceFlags
 
-from mcpobs import semconv as S
 from mcpobs._core.guard import guarded
+from mcpobs._core.methods import ROUND_METHODS, input_methods
 from mcpobs._core.patches import Patch
 from mcpobs._server import state as _state
 
-_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-_INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 _CLAIM = "x-mcpobs-round"
 """The envelope claim: ``"{round}:{trace id}:{span id}"`` of the round that asked."""
 _CLAIM_VALUE = re.compile(r"\A(\d{1,6}):([0-9a-f]{32}):([0-9a-f]{16})\Z")
@@ -66,7 +64,7 @@ def _with_round(payload: bytes) -> bytes:
     if state is None:
         return payload
     claims = json.loads(payload)
-    served = (state.extra or {}).get(S.MRTR_ROUND, 1)
+    served = state.round or 1
     ctx = state.span.get_span_context()
     claims[_CLAIM] = f"{min(served + 1, _MAX_ROUND)}:{ctx.trace_id:032x}:{ctx.span_id:016x}"
     return json.dumps(claims, separators=(",", ":")).encode()
@@ -80,7 +78,7 @@ def _read_round(payload: bytes) -> None:
     match = _CLAIM_VALUE.match(value) if isinstance(value, str) else None
     if match is None:  # sealed by a server without mcpobs: this retry starts the count
         return
-    state.set_attribute(S.MRTR_ROUND, int(match[1]))
+    state.round = int(match[1])
     asked = SpanContext(int(match[2], 16), int(match[3], 16), is_remote=True, trace_flags=TraceFlags(1))
     if asked.is_valid and state.span.is_recording():
         state.span.add_link(asked)
@@ -91,7 +89,7 @@ class PendingRounds:
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         result = await call_next(ctx)
-        if ctx.method in _METHODS:
+        if ctx.method in ROUND_METHODS:
             with guarded("mrtr pending round"):
                 _note_pending(result)
         return result
@@ -101,18 +99,13 @@ def _note_pending(result: Any) -> None:
     state = _state.current()
     if state is None or not is_input_required(result):
         return
-    if state.extra is None or S.MRTR_ROUND not in state.extra:
-        state.set_attribute(S.MRTR_ROUND, 1)  # the first request of an exchange
-    state.set_attribute(S.MRTR_INPUT_METHODS, _input_methods(result))
+    if state.round is None:
+        state.round = 1  # the first request of an exchange
+    state.input_methods = _input_methods(result)
 
 
 def _input_methods(result: Any) -> list[str]:
-    requests = result.get("inputRequests") if isinstance(result, Mapping) else result.input_requests
-    methods = set()
-    for request in (requests or {}).values():
-        method = request.get("method") if isinstance(request, Mapping) else getattr(request, "method", None)
-        methods.add(method if method in _INPUT_METHODS else S.OTHER)
-    return sorted(methods)
+    return input_methods(result.get("inputRequests") if isinstance(result, Mapping) else result.input_requests)
 
 
 def install(server: Any) -> None:

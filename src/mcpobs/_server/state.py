@@ -8,7 +8,7 @@ threads and task groups see their request.
 from __future__ import annotations
 
 from contextvars import ContextVar, Token
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -17,14 +17,15 @@ if TYPE_CHECKING:
 
 
 class RequestState:
-    """What deeper hooks learn about one inbound request."""
+    """What deeper hooks learn about one inbound request; the middleware writes it on the span at the end."""
 
     __slots__ = (
         "exception",
-        "extra",
+        "input_methods",
         "method",
         "progress_dropped",
         "progress_spans",
+        "round",
         "span",
         "tool",
         "tool_depth",
@@ -36,18 +37,16 @@ class RequestState:
         self.tool = tool
         self.span = span
         self.tool_failure: Classification | None = None
+        """Why the tool failed, before the SDK flattened it into an `isError` result (tool hook)."""
         self.exception: BaseException | None = None
+        """The tool's own exception, recorded on the span for a server error (tool hook)."""
         self.tool_depth = 0
         self.progress_spans = 0
         self.progress_dropped = 0
-        self.extra: dict[str, Any] | None = None
-        """Attributes deeper hooks add to the request's span; the middleware writes them at its end."""
-
-    def set_attribute(self, name: str, value: Any) -> None:
-        """Add an attribute to this request's span when the middleware ends it."""
-        if self.extra is None:
-            self.extra = {}
-        self.extra[name] = value
+        self.round: int | None = None
+        """Which round of a multi-round-trip exchange this request is (`rounds`)."""
+        self.input_methods: list[str] | None = None
+        """What a pending round asks the client for (`rounds`)."""
 
 
 _current: ContextVar[RequestState | None] = ContextVar("mcpobs_request", default=None)

@@ -22,13 +22,13 @@ import time
 from contextvars import ContextVar
 from typing import Any
 
-from mcp_types import methods as _methods
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, StatusCode
 
 from mcpobs import semconv as S
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.guard import guarded
+from mcpobs._core.methods import SPEC_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
@@ -37,7 +37,6 @@ from mcpobs.semconv import Boundary, Outcome
 _MAX_ERROR_BODY = 4096
 """Bytes of an error response kept to read its JSON-RPC code; rejections are short."""
 _HTTP_METHODS = frozenset({"GET", "POST", "DELETE"})
-_KNOWN_METHODS = frozenset(_methods.SPEC_CLIENT_METHODS) | frozenset(_methods.SPEC_CLIENT_NOTIFICATION_METHODS)
 
 _active: Telemetry | None = None
 """The telemetry of the running `instrument()`; apps built earlier go quiet without it."""
@@ -103,7 +102,7 @@ class TransportBoundary:
         raw_method = headers.get("mcp-method")
         if exchange.reached is not None and (raw_method is None or raw_method in exchange.reached):
             return  # the server middleware saw this request and recorded it
-        method = raw_method if raw_method in _KNOWN_METHODS else S.OTHER
+        method = raw_method if raw_method in SPEC_METHODS else S.OTHER
         code = _rpc_code(exchange.body)
         boundary = Boundary.VERSION if code == S.UNSUPPORTED_PROTOCOL_VERSION else Boundary.TRANSPORT
         # A 4xx is the caller's mistake; a 5xx (e.g. 503, too many open sessions) is the server's.

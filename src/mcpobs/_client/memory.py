@@ -1,0 +1,91 @@
+"""What mcpobs remembers per `ClientSession`: where its server is, and the tools it listed.
+
+One weak dictionary keyed by the session, so nothing outlives it. The connection
+(server.address/port, network.transport) is learned from `Client`; the listing keeps each
+tool as last listed and replaces it by its schema fingerprint the first time it is called
+(most listed tools are never called).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcpobs import semconv as S
+
+MAX_LISTED = 4096
+
+
+class SessionMemory:
+    __slots__ = ("connection", "listing")
+
+    def __init__(self) -> None:
+        self.connection: dict[str, Any] | None = None
+        self.listing: dict[str, Any] | None = None
+
+
+_sessions: weakref.WeakKeyDictionary[Any, SessionMemory] = weakref.WeakKeyDictionary()
+
+
+def _memory(session: Any) -> SessionMemory:
+    memory = _sessions.get(session)
+    if memory is None:
+        memory = _sessions[session] = SessionMemory()
+    return memory
+
+
+def connection(session: Any) -> dict[str, Any] | None:
+    memory = _sessions.get(session)
+    return memory.connection if memory is not None else None
+
+
+def remember_connection(session: Any, server: object) -> None:
+    attrs = connection_attributes(server)
+    if attrs:
+        _memory(session).connection = attrs
+
+
+def remember_listing(session: Any, result: Any) -> None:
+    memory = _memory(session)
+    listing = memory.listing
+    if listing is None:
+        listing = memory.listing = {}
+    for tool in getattr(result, "tools", None) or ():
+        if len(listing) >= MAX_LISTED and tool.name not in listing:
+            break
+        listing[tool.name] = tool
+
+
+def fingerprint(session: Any, name: object) -> str | None:
+    """The schema fingerprint of tool `name` as this session last listed it."""
+    memory = _sessions.get(session)
+    listing = memory.listing if memory is not None else None
+    if not listing or not isinstance(name, str):
+        return None
+    held = listing.get(name)
+    if held is None or isinstance(held, str):
+        return held
+    from mcpobs._core.contract import schema_fingerprint
+
+    wire = held.model_dump(by_alias=True, mode="json", exclude_none=True)
+    listing[name] = found = schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema"))
+    return found
+
+
+def connection_attributes(server: object) -> dict[str, Any]:
+    """Attributes for the server a `Client` was given: a URL, stdio parameters, or an in-process server."""
+    from mcp.client.stdio import StdioServerParameters
+
+    if isinstance(server, str):
+        parts = urlsplit(server)
+        attrs: dict[str, Any] = {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http"}
+        if parts.hostname:
+            attrs[S.SERVER_ADDRESS] = parts.hostname
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+        if port:
+            attrs[S.SERVER_PORT] = port
+        return attrs
+    if isinstance(server, StdioServerParameters):
+        return {S.NETWORK_TRANSPORT: "pipe"}
+    return {}

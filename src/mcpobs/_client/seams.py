@@ -1,0 +1,196 @@
+"""The client seams: which SDK functions mcpobs wraps, and what each wrapper does.
+
+`ClientSession.send_request` and `send_discover` carry every request the SDK's client sends,
+whatever the transport, so a span opened there is current while the SDK writes the request.
+`ClientSession.call_tool` opens the span a step earlier, so the SDK's output-schema
+validation (and the `tools/list` it may issue) land on the call's span; its `send_request`
+then takes that span over (`ClientCall.awaiting_send`) instead of opening another.
+`Client.call_tool` / `get_prompt` / `read_resource` drive multi-round-trip operations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpobs._client import calls, classify, memory, wire
+from mcpobs._client import rounds as _rounds
+from mcpobs._client.calls import ClientCall
+from mcpobs._client.listen import ListenStream
+from mcpobs._client.side_spans import SideSpans
+from mcpobs._client.spans import ClientSpans
+from mcpobs._core.guard import guarded, report
+from mcpobs._core.patches import Patch
+from mcpobs._core.telemetry import Telemetry
+
+
+class ClientSeams:
+    """The wrappers, sharing one `ClientSpans`."""
+
+    def __init__(self, telemetry: Telemetry) -> None:
+        self.spans = ClientSpans(telemetry)
+
+    async def send_request(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.send_request`: the span for one request."""
+        held = calls.current()
+        if (
+            held is not None
+            and held.awaiting_send
+            and held.session is instance
+            and wire.method_of(args, kwargs) == held.method
+        ):
+            held.awaiting_send = False  # this request is the one `call_tool` opened the span for
+            try:
+                result = await wrapped(*args, **kwargs)
+            except BaseException as exc:
+                self.spans.settle(held, None, exc)
+                raise
+            self.spans.settle(held, result, None)
+            return result
+        call = None
+        with guarded("client span start"):
+            request = args[0] if args else kwargs.get("request")
+            params = wire.params_of(request)
+            version = params.get("protocolVersion") if params and request.method == "initialize" else None
+            call = self.spans.try_open(instance, request.method, params, version)
+        return await self._run(call, wrapped, args, kwargs)
+
+    async def send_discover(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.send_discover`, which bypasses `send_request`."""
+        version = args[0] if args else kwargs.get("version")
+        call = self.spans.try_open(instance, "server/discover", None, version)
+        return await self._run(call, wrapped, args, kwargs)
+
+    async def send_notification(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.send_notification`: notifications join the trace too."""
+        call = None
+        with guarded("client notification span"):
+            notification = args[0] if args else kwargs.get("notification")
+            call = self.spans.try_open(instance, notification.method, None)
+        return await self._run(call, wrapped, args, kwargs)
+
+    async def _run(self, call: ClientCall | None, wrapped: Any, args: Any, kwargs: Any) -> Any:
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        tokens = calls.enter(call)
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            calls.leave(tokens)
+            self.spans.settle(call, None, exc)
+            self.spans.finish(call, exc)
+            raise
+        calls.leave(tokens)
+        self.spans.settle(call, result, None)
+        self.spans.finish(call)
+        return result
+
+    async def call_tool(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.call_tool`: its span also covers output-schema validation.
+
+        The schema fingerprint of the tool as this session listed it rides in the request's
+        `_meta` (through `call_tool`'s own `meta` argument; the caller's keys win).
+        """
+        call = None
+        with guarded("client call_tool span"):
+            name = args[0] if args else kwargs.get("name")
+            call = self.spans.try_open(instance, "tools/call", {"name": name})
+            if call is not None and call.fingerprint is not None:
+                kwargs = wire.with_fingerprint(kwargs, call.fingerprint)
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        call.awaiting_send = True
+        tokens = calls.enter(call)
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            calls.leave(tokens)
+            if classify.failed_validation(call.cls, exc):
+                call.cls = classify.OUTPUT_VALIDATION
+            self.spans.finish(call, exc)
+            raise
+        calls.leave(tokens)
+        self.spans.finish(call)
+        return result
+
+    def operation(self, method: str) -> Any:
+        """Wraps `Client.call_tool` / `get_prompt` / `read_resource`: the rounds they drive."""
+
+        async def drive(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+            op = _rounds.Operation(method, _session_of(instance))
+            token = _rounds.start(op)
+            try:
+                result = await wrapped(*args, **kwargs)
+            except BaseException as exc:
+                _rounds.stop(token)
+                self.spans.end_operation(op, exc)
+                raise
+            _rounds.stop(token)
+            self.spans.end_operation(op, None)
+            return result
+
+        return drive
+
+    def listen(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `Client.listen`, which bypasses `send_request`: one span for the stream."""
+        stream = wrapped(*args, **kwargs)
+        try:
+            return ListenStream(self.spans, instance.session, stream)
+        except Exception as exc:
+            report("listen span", exc)
+            return stream
+
+    async def jsonrpc_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `JSONRPCDispatcher.send_raw_request`: over HTTP, `traceparent` rides as a header too."""
+        with guarded("trace context header"):
+            call = calls.sending()
+            if call is not None:
+                args, kwargs = wire.with_trace_header(call, args, kwargs)
+        return await wrapped(*args, **kwargs)
+
+    async def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `JSONRPCDispatcher.notify`: `notifications/cancelled` carries the request's trace."""
+        with guarded("notification trace context"):
+            call = calls.sending()
+            if call is not None:
+                args, kwargs = wire.with_meta(args, kwargs, wire.trace_meta())
+        return await wrapped(*args, **kwargs)
+
+    async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `Client._build_session`: learn where the session's server is."""
+        session = await wrapped(*args, **kwargs)
+        with guarded("client connection attributes"):
+            memory.remember_connection(session, instance.server)
+        return session
+
+
+def _session_of(client: Any) -> Any:
+    try:
+        return client.session
+    except Exception:  # not entered: the call itself will say so
+        return None
+
+
+_SESSION = "mcp.client.session"
+_CLIENT = "mcp.client.client"
+_JSONRPC = "mcp.shared.jsonrpc_dispatcher"
+
+
+def patches(telemetry: Telemetry) -> list[Patch]:
+    """The client-side seams."""
+    seams = ClientSeams(telemetry)
+    side = SideSpans(telemetry)
+    return [
+        Patch(_SESSION, "ClientSession.send_request", seams.send_request),
+        Patch(_SESSION, "ClientSession.send_discover", seams.send_discover),
+        Patch(_SESSION, "ClientSession.send_notification", seams.send_notification),
+        Patch(_SESSION, "ClientSession.call_tool", seams.call_tool),
+        Patch(_SESSION, "ClientSession.dispatch_input_request", side.dispatch_input_request),
+        Patch(_CLIENT, "Client._build_session", seams.build_session),
+        Patch(_CLIENT, "Client.listen", seams.listen),
+        Patch(_CLIENT, "Client.call_tool", seams.operation("tools/call")),
+        Patch(_CLIENT, "Client.get_prompt", seams.operation("prompts/get")),
+        Patch(_CLIENT, "Client.read_resource", seams.operation("resources/read")),
+        Patch(_JSONRPC, "otel_span", side.otel_span),
+        Patch(_JSONRPC, "JSONRPCDispatcher.send_raw_request", seams.jsonrpc_send),
+        Patch(_JSONRPC, "JSONRPCDispatcher.notify", seams.notify),
+    ]

@@ -1,0 +1,142 @@
+"""The life of one client span: opened with its labels, classified on reply, ended and counted.
+
+`open` names the span and computes the metric labels once; `settle` classifies the reply
+(the span may stay open, e.g. while `call_tool` validates the result); `finish` ends the
+span and records the duration and the count, unless the request became the anchor of a
+multi-round-trip operation, which `end_operation` ends later.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry.trace import SpanKind, StatusCode
+
+from mcpobs import semconv as S
+from mcpobs._client import classify, memory
+from mcpobs._client import rounds as _rounds
+from mcpobs._client.calls import ClientCall
+from mcpobs._client.names import ClientNames
+from mcpobs._core import outcome as _outcome
+from mcpobs._core.guard import guarded, report
+from mcpobs._core.labels import LabelSets
+from mcpobs._core.methods import KNOWN_METHODS, TARGETED, input_methods
+from mcpobs._core.names import bounded_version
+from mcpobs._core.outcome import Classification
+from mcpobs._core.telemetry import Telemetry
+from mcpobs.semconv import Outcome
+
+
+class ClientSpans:
+    """Opens, classifies and ends client spans, sharing one `Telemetry` and one `ClientNames`."""
+
+    def __init__(self, telemetry: Telemetry) -> None:
+        self.telemetry = telemetry
+        self.names = ClientNames()
+        self.labels = LabelSets(S.CLIENT_REQUESTS, errors_only=False)
+
+    def open(self, session: Any, method: str, params: Mapping[str, Any] | None, version: object) -> ClientCall:
+        tel = self.telemetry
+        known = method if method in KNOWN_METHODS else S.OTHER
+        version = bounded_version(version if version is not None else getattr(session, "protocol_version", None))
+        target = bounded = raw = None
+        target_attr = TARGETED.get(known)
+        if target_attr is not None and params:
+            raw = params.get("name")
+            if raw is not None:
+                listed = getattr(session, "_tool_output_schemas", None) if known == "tools/call" else None
+                bounded = self.names.bound(raw, listed if isinstance(listed, Mapping) else None)
+                target = None if bounded == S.OTHER else bounded
+        connection = memory.connection(session)
+        transport = connection.get(S.NETWORK_TRANSPORT) if connection else None
+        labels_key = (known, version, target_attr if bounded is not None else None, bounded, transport)
+        labels = self.labels.base(labels_key)
+        attrs: dict[str, Any] = dict(labels)
+        if raw is not None and target_attr is not None and raw != bounded:
+            attrs[target_attr] = tel.bound(raw)  # the name as sent, when the label had to bound it
+        if known == "tools/call":
+            attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
+        elif known == "resources/read" and params and isinstance(params.get("uri"), str):
+            attrs[S.MCP_RESOURCE_URI] = tel.bound(params["uri"])
+        if connection:
+            attrs.update(connection)
+        op, parent = _rounds.next_round(session, method, attrs)
+        span = tel.tracer.start_span(S.span_name(known, target), context=parent, kind=SpanKind.CLIENT, attributes=attrs)
+        call = ClientCall(session, method, span, labels_key)
+        call.op = op
+        if known == "tools/call" and params:
+            call.fingerprint = memory.fingerprint(session, params.get("name"))
+        return call
+
+    def try_open(self, session: Any, method: str, params: Any, version: object = None) -> ClientCall | None:
+        try:
+            return self.open(session, method, params if isinstance(params, Mapping) else None, version)
+        except Exception as exc:
+            report("client span start", exc)
+            return None
+
+    def settle(self, call: ClientCall, result: Any, exc: BaseException | None) -> None:
+        """Classify the request's reply; the span may stay open for `call_tool`."""
+        with guarded("client classification"):
+            call.elapsed = time.perf_counter() - call.start
+            call.cls = classify.from_exception(exc) if exc is not None else classify.from_result(result)
+            if call.cls is _outcome.PENDING_INPUT and call.span.is_recording():
+                call.span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
+            elif call.method == "tools/list" and exc is None:
+                memory.remember_listing(call.session, result)
+
+    def finish(self, call: ClientCall, exc: BaseException | None = None) -> None:
+        try:
+            if call.cls is None:  # the request never ran (e.g. call_tool failed before sending)
+                call.elapsed = time.perf_counter() - call.start
+                call.cls = classify.from_exception(exc) if exc is not None else _outcome.OK
+            cls = call.cls
+            if call.op is not None and _rounds.become_anchor(call, cls):
+                self.record(call, cls)
+                return  # the anchor stays open: the operation ends it
+            self.end_span(call, cls, exc)
+            self.record(call, cls)
+        except Exception as err:
+            report("client span end", err)
+            with guarded("client span end (fallback)"):
+                call.span.end()
+
+    def end_span(self, call: ClientCall, cls: Classification, exc: BaseException | None) -> None:
+        span = call.span
+        if span.is_recording():
+            attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
+            if cls.error_type is not None:
+                attrs[S.ERROR_TYPE] = cls.error_type
+            if cls.rpc_code is not None:
+                attrs[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+            span.set_attributes(attrs)
+            if cls.error_type is not None:  # on the client every failed request is an error
+                if exc is not None and cls.error_type == type(exc).__qualname__:
+                    span.record_exception(exc)  # a local failure; server messages stay out
+                span.set_status(StatusCode.ERROR, cls.error_type)
+        span.end()
+
+    def end_operation(self, op: _rounds.Operation, exc: BaseException | None) -> None:
+        """The operation is over: its anchor takes the final outcome and ends."""
+        anchor = op.anchor
+        if anchor is None:
+            return
+        cls = op.last
+        if exc is not None and (cls is None or cls.outcome is Outcome.PENDING_INPUT):
+            cls = classify.from_exception(exc)  # e.g. an input the host refused, or rounds exhausted
+        try:
+            self.end_span(anchor, cls or _outcome.OK, exc)
+        except Exception as err:
+            report("client operation end", err)
+            with guarded("client operation end (fallback)"):
+                anchor.span.end()
+
+    def record(self, call: ClientCall, cls: Classification) -> None:
+        tel = self.telemetry
+        labels, counted = self.labels.with_outcome(call.labels_key, cls)
+        if cls.outcome in S.LATENCY_OUTCOMES and call.elapsed is not None:
+            # the span is no longer current here: hand it over so an exemplar points at this call
+            tel.client_duration.record(call.elapsed, labels, context=call.context)
+        tel.client_requests.add(1, counted)

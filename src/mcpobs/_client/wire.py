@@ -1,0 +1,76 @@
+"""What mcpobs adds to the client's outgoing messages, and what it reads from the SDK's requests.
+
+Over HTTP `traceparent` also rides as a header, so the server's transport boundary can put a
+request it refuses in the caller's trace; a notification (`notifications/cancelled`) carries
+the trace context in `_meta`; a tools/call carries the schema fingerprint of the listing the
+session holds. The caller's own keys always win.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcpobs import semconv as S
+from mcpobs._client import memory
+from mcpobs._client.calls import ClientCall
+from mcpobs._core import propagation as _propagation
+
+
+def trace_meta() -> dict[str, Any]:
+    """The current trace context as `_meta` entries."""
+    meta: dict[str, Any] = {}
+    _propagation.inject(meta)
+    return meta
+
+
+def with_meta(args: Any, kwargs: Any, extra: Mapping[str, Any]) -> tuple[Any, Any]:
+    """`send_raw_request`/`notify` arguments with `extra` added to the params' `_meta`."""
+    params = args[1] if len(args) > 1 else kwargs.get("params")
+    if not extra or (params is not None and not isinstance(params, Mapping)):
+        return args, kwargs
+    out = dict(params or {})
+    out["_meta"] = {**extra, **(out.get("_meta") or {})}
+    if len(args) > 1:
+        return (args[0], out, *args[2:]), kwargs
+    return args, {**kwargs, "params": out}
+
+
+def with_fingerprint(kwargs: Any, fingerprint: str) -> Any:
+    """`ClientSession.call_tool` keyword arguments with the fingerprint in its `meta`."""
+    return {**kwargs, "meta": {S.META_SCHEMA_FINGERPRINT: fingerprint, **(kwargs.get("meta") or {})}}
+
+
+def with_trace_header(call: ClientCall, args: Any, kwargs: Any) -> tuple[Any, Any]:
+    """`send_raw_request` arguments with `traceparent` in the HTTP headers, for an HTTP session."""
+    connection = memory.connection(call.session)
+    if not connection or connection.get(S.NETWORK_PROTOCOL_NAME) != "http":
+        return args, kwargs
+    opts = args[2] if len(args) > 2 else kwargs.get("opts")
+    opts = dict(opts or {})
+    headers = dict(opts.get("headers") or {})
+    _propagation.inject(headers)
+    opts["headers"] = headers
+    if len(args) > 2:
+        return (*args[:2], opts, *args[3:]), kwargs
+    return args, {**kwargs, "opts": opts}
+
+
+def method_of(args: Any, kwargs: Any) -> str | None:
+    request = args[0] if args else kwargs.get("request")
+    return getattr(request, "method", None)
+
+
+def params_of(request: Any) -> dict[str, Any] | None:
+    """The request's params that name its target; the rest (arguments) is private."""
+    params = getattr(request, "params", None)
+    if params is None:
+        return None
+    if isinstance(params, Mapping):
+        return dict(params)
+    found: dict[str, Any] = {}
+    for field, key in (("name", "name"), ("uri", "uri"), ("protocol_version", "protocolVersion")):
+        value = getattr(params, field, None)
+        if value is not None:
+            found[key] = value
+    return found

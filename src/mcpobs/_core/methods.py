@@ -1,0 +1,49 @@
+"""The MCP methods and error codes mcpobs knows, spelled once for the server and the client.
+
+A method outside these sets (or one a server does not register) is `semconv.OTHER` in a
+span name or a label; a code in `CALLER_MISTAKES` is the caller's mistake on both sides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_types import methods as _methods
+
+from mcpobs import semconv as S
+
+SPEC_METHODS = frozenset(_methods.SPEC_CLIENT_METHODS) | frozenset(_methods.SPEC_CLIENT_NOTIFICATION_METHODS)
+"""What a client may send a server: its requests and notifications."""
+SERVER_REQUEST_METHODS = frozenset(method for method, _version in _methods.SERVER_REQUESTS)
+"""What a server may ask its client (`ping`, `roots/list`, `sampling/createMessage`, ...)."""
+KNOWN_METHODS = SPEC_METHODS | SERVER_REQUEST_METHODS
+"""Every method a client-side span may be named after."""
+
+TARGETED = {"tools/call": S.GEN_AI_TOOL_NAME, "prompts/get": S.GEN_AI_PROMPT_NAME}
+"""Methods whose span name carries a target, and the attribute that holds it."""
+URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
+"""Methods whose span records `mcp.resource.uri`."""
+
+ROUND_METHODS = frozenset(_methods.INPUT_REQUIRED_METHODS)
+"""Methods that may answer `input_required` and take several rounds (SEP-2322)."""
+INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+"""What a pending round may ask the client for; anything else is recorded as `_OTHER`."""
+
+REQUEST_TIMEOUT = -32001
+"""The SDK's code for a request whose read timeout elapsed."""
+CALLER_MISTAKES = S.CALLER_MISTAKE_CODES | {
+    S.HEADER_MISMATCH,
+    S.MISSING_CLIENT_CAPABILITY,
+    S.UNSUPPORTED_PROTOCOL_VERSION,
+}
+"""JSON-RPC error codes that mean the caller sent something wrong."""
+
+
+def input_methods(requests: Mapping[Any, Any] | None) -> list[str]:
+    """The bounded, sorted methods of a pending round's input requests (wire dicts or SDK models)."""
+    methods = set()
+    for request in (requests or {}).values():
+        method = request.get("method") if isinstance(request, Mapping) else getattr(request, "method", None)
+        methods.add(method if method in INPUT_METHODS else S.OTHER)
+    return sorted(methods)
