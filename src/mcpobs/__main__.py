@@ -1,4 +1,4 @@
-"""`python -m mcpobs`: the command line (`demo`, `reference`, `conventions`, `contract snapshot|diff`)."""
+"""`python -m mcpobs`: the command line (`demo`, `jaeger-url`, `reference`, `conventions`, `contract snapshot|diff`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,11 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run an instrumented shop server through every outcome and show the traces")
     commands.add_parser("reference", help="print the attribute and metric reference (docs/reference.md)")
+    url = commands.add_parser("jaeger-url", help="print a Jaeger query URL for a service's recent traces")
+    url.add_argument("--service", default=None, help="service.name (default: OTEL_SERVICE_NAME)")
+    url.add_argument("--operation", default=None, help="a span name, e.g. 'tools/call get_order_status'")
+    url.add_argument("--minutes", type=float, default=60, help="how far back (default 60)")
+    url.add_argument("--limit", type=int, default=20, help="at most this many traces (default 20)")
     commands.add_parser("conventions", help="print the conventions' requirement table (docs/conventions.md)")
     contract = commands.add_parser("contract", help="snapshot a server's tools, or diff two snapshots")
     actions = contract.add_subparsers(dest="action", required=True)
@@ -24,6 +29,14 @@ def main(argv: list[str] | None = None) -> int:
         from mcpobs._cli.demo import run
 
         return run(sys.stdout)
+    if args.command == "jaeger-url":
+        import os
+
+        from mcpobs._cli.jaeger import traces_url
+
+        service = args.service or os.environ.get("OTEL_SERVICE_NAME") or "unknown_service"
+        print(traces_url(service, args.operation, minutes=args.minutes, limit=args.limit))
+        return 0
     if args.command == "reference":
         from mcpobs._cli.reference import render
 

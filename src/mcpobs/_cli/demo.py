@@ -22,6 +22,7 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from pydantic import BaseModel
 
 from mcpobs import semconv as S
+from mcpobs._cli.jaeger import traces_url
 
 ORDERS = {"O-1873": "delivered", "O-2001": "shipped"}
 _KEY_ATTRIBUTES = (
@@ -208,8 +209,8 @@ def run(out: TextIO) -> int:
             if endpoint := os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}ENDPOINT"):
                 out.write(f"\nSent {kind.rstrip('_').lower() or 'everything'} to {endpoint}.")
         out.write(
-            f"\nWith scripts/stack: traces at http://127.0.0.1:16686/api/v3/traces?query.service_name={service}"
-            f" (or the Jaeger UI under docker compose),\nmetrics at http://127.0.0.1:9090: try "
+            f"\nWith scripts/stack, the traces (Jaeger's query API; the UI at http://127.0.0.1:16686 under "
+            f"docker compose):\n  {traces_url(service)}\nmetrics at http://127.0.0.1:9090: try "
             f"sum by ({S.prometheus_label(S.OUTCOME)}) ({S.prometheus_name(S.SERVER_REQUESTS)}).\n"
         )
         return 0
