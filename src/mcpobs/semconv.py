@@ -124,6 +124,15 @@ HEADER_MISMATCH: Final = -32020
 MISSING_CLIENT_CAPABILITY: Final = -32021
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 
+KNOWN_ERROR_CODES: Final = frozenset(
+    {-32700, -32600, -32601, -32602, -32603}  # JSON-RPC 2.0
+    | {-32002, -32020, -32021, -32022, -32042}  # the MCP specification's, retired ones included
+    | {-32000, -32001, -32800}  # the MCP SDKs' own (connection closed, timeout, request cancelled)
+)
+"""JSON-RPC error codes that appear as themselves in `error.type` and `rpc.response.status_code`
+labels. Any other code a peer returns is `OTHER` there (a peer must not add series); the span
+keeps the code itself in `rpc.response.status_code`."""
+
 TOOL_ERROR: Final = "tool_error"
 """``error.type`` for a tools/call whose result has ``isError: true`` (convention value)."""
 OUTPUT_VALIDATION: Final = "output_validation"
@@ -287,6 +296,16 @@ SESSION_REQUESTED_VERSION: Final = _attr(
     "mcpobs.session.requested_version", "The protocol version the client asked for.", _M, _SESSION
 )
 SESSION_CAPABILITIES: Final = _attr("mcpobs.session.capabilities", "Capabilities the server advertised.", _M, _SESSION)
+_NEGOTIATION = "client server/discover and initialize spans"
+SESSION_NEGOTIATED_VERSION: Final = _attr(
+    "mcpobs.session.negotiated_version", "The protocol revision the connection settled on.", _M, _NEGOTIATION
+)
+SESSION_FALLBACK: Final = _attr(
+    "mcpobs.session.fallback",
+    "`true` when the server refused the `server/discover` probe and the client fell back to `initialize`.",
+    _M,
+    _NEGOTIATION,
+)
 SESSION_OFFERED: Final = {
     kind: _attr(f"mcpobs.session.{kind}", f"How many {kind} the server offers (0 says so plainly).", _M, _SESSION)
     for kind in ("tools", "prompts", "resources")
@@ -873,6 +892,17 @@ _GENERAL_DEVIATIONS: Final = (
         f"The pinned conventions build on core conventions v1.45.0, which the "
         f"`opentelemetry-semantic-conventions` package does not publish yet; the tracer and meter carry "
         f"`{SCHEMA_URL}`, the newest it does.",
+    ),
+    (
+        "a refused server/discover probe is ok when the fallback succeeds",
+        "An older server refuses the probe with a JSON-RPC error (-32601, or HTTP 400); that is how it "
+        "says which era it speaks. When initialize then succeeds, the probe ends ok with "
+        "mcpobs.session.fallback=true instead of failing every connection to an older server.",
+    ),
+    (
+        "`_OTHER` for error codes outside the specs",
+        "error.type and rpc.response.status_code carry the code a peer returned; only JSON-RPC's, "
+        "the MCP specification's and the SDKs' codes are kept in labels.",
     ),
 )
 

@@ -82,6 +82,10 @@ def render() -> str:
             f"{2 * len(S.SubscriptionEvent)} (publish and deliver per event kind; URIs only as attributes)",
         ),
         _row("unregistered tool, prompt, method or version", f"recorded as `{S.OTHER}` in names and labels"),
+        _row(
+            "error codes outside JSON-RPC, MCP and the SDKs",
+            f"recorded as `{S.OTHER}` in `{S.ERROR_TYPE}` and in labels ({len(S.KNOWN_ERROR_CODES)} codes kept)",
+        ),
         "",
         "## Where mcpobs departs from the pinned conventions",
         "",

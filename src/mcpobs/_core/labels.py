@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpobs import semconv as S
+from mcpobs._core.methods import code_label
 from mcpobs._core.outcome import Classification
 
 _MAX = 4096
@@ -48,7 +49,7 @@ class LabelSets:
         if cls.error_type is not None and (cls.is_error or not self._errors_only):
             labels[S.ERROR_TYPE] = cls.error_type
         if cls.rpc_code is not None:
-            labels[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+            labels[S.RPC_RESPONSE_STATUS_CODE] = code_label(cls.rpc_code)
         counted = {k: labels[k] for k in self._counter if k in labels}
         if self._with_boundary and cls.boundary is not None:
             counted[S.FAILURE_BOUNDARY] = cls.boundary.value

@@ -15,6 +15,8 @@ from mcpobs import semconv as S
 
 SPEC_METHODS = frozenset(_methods.SPEC_CLIENT_METHODS) | frozenset(_methods.SPEC_CLIENT_NOTIFICATION_METHODS)
 """What a client may send a server: its requests and notifications."""
+REQUEST_METHODS = frozenset(_methods.SPEC_CLIENT_METHODS)
+"""The requests a client may send a server (a message of these methods must carry an id)."""
 SERVER_REQUEST_METHODS = frozenset(method for method, _version in _methods.SERVER_REQUESTS)
 """What a server may ask its client (`ping`, `roots/list`, `sampling/createMessage`, ...)."""
 KNOWN_METHODS = SPEC_METHODS | SERVER_REQUEST_METHODS
@@ -47,3 +49,9 @@ def input_methods(requests: Mapping[Any, Any] | None) -> list[str]:
         method = request.get("method") if isinstance(request, Mapping) else getattr(request, "method", None)
         methods.add(method if method in INPUT_METHODS else S.OTHER)
     return sorted(methods)
+
+
+def code_label(code: int) -> str:
+    """An error code as `error.type` and metric labels may carry it: itself when JSON-RPC, the MCP
+    specification or an SDK defines it, `OTHER` for any other (a peer must not add series)."""
+    return str(code) if code in S.KNOWN_ERROR_CODES else S.OTHER

@@ -14,7 +14,7 @@ from typing import Any
 from mcp_types import version as _version
 
 from mcpobs import semconv
-from mcpobs._core.methods import SPEC_METHODS
+from mcpobs._core.methods import REQUEST_METHODS, SPEC_METHODS
 
 _KNOWN_VERSIONS = frozenset(_version.KNOWN_PROTOCOL_VERSIONS)
 
@@ -28,7 +28,15 @@ def bounded_version(version: object) -> str:
 class ServerNames:
     """The names one server registers. Lookups are live, so a tool added later counts."""
 
-    __slots__ = ("_learned_prompts", "_learned_tools", "_server", "offered", "prompt_lookup", "tool_lookup")
+    __slots__ = (
+        "_learned_prompts",
+        "_learned_tools",
+        "_listed",
+        "_server",
+        "offered",
+        "prompt_lookup",
+        "tool_lookup",
+    )
 
     def __init__(self, server: Any) -> None:
         self._server = server
@@ -38,6 +46,8 @@ class ServerNames:
         """How many tools, prompts and resources the server offers (MCPServer only)."""
         self._learned_tools: dict[str, Mapping[str, Any]] = {}
         self._learned_prompts: dict[str, Mapping[str, Any]] = {}
+        self._listed: set[str] = set()
+        """The listing methods whose whole result (no `nextCursor`) a lowlevel server has returned."""
 
     def method(self, method: object) -> str:
         if not isinstance(method, str):
@@ -48,6 +58,37 @@ class ServerNames:
         if server.get_request_handler(method) is not None or server.get_notification_handler(method) is not None:
             return method
         return semconv.OTHER
+
+    def is_request(self, method: object) -> bool:
+        """A method the server answers as a request (so a message without an id is malformed)."""
+        if not isinstance(method, str):
+            return False
+        return method in REQUEST_METHODS or self._server.get_request_handler(method) is not None
+
+    def knows_catalog(self, method: str) -> bool:
+        """Whether a name missing from the server's tools (or prompts) is known to be unknown.
+
+        An `MCPServer` always knows; a lowlevel server once it has listed them in full.
+        """
+        if method == "tools/call":
+            return self.tool_lookup is not None or "tools/list" in self._listed
+        if method == "prompts/get":
+            return self.prompt_lookup is not None or "prompts/list" in self._listed
+        return False
+
+    def missing_prompt_arguments(self, name: str, arguments: object) -> bool:
+        """A registered prompt was asked for without an argument it declares required."""
+        prompt = self.prompt_lookup(name) if self.prompt_lookup is not None else self._learned_prompts.get(name)
+        declared = prompt.get("arguments") if isinstance(prompt, Mapping) else getattr(prompt, "arguments", None)
+        given = arguments if isinstance(arguments, Mapping) else {}
+        for argument in declared or ():
+            required = (
+                argument.get("required") if isinstance(argument, Mapping) else getattr(argument, "required", None)
+            )
+            declared_name = argument.get("name") if isinstance(argument, Mapping) else getattr(argument, "name", None)
+            if required and declared_name not in given:
+                return True
+        return False
 
     def tool(self, name: object) -> str:
         if not isinstance(name, str):
@@ -87,6 +128,10 @@ class ServerNames:
             _learn(self._learned_tools, result, "tools")
         elif method == "prompts/list" and self.prompt_lookup is None:
             _learn(self._learned_prompts, result, "prompts")
+        else:
+            return
+        if isinstance(result, Mapping) and not result.get("nextCursor"):
+            self._listed.add(method)
 
 
 def _learn(names: dict[str, Mapping[str, Any]], result: object, key: str) -> None:

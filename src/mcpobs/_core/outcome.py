@@ -17,7 +17,7 @@ from mcp_types.methods import is_input_required
 from pydantic import ValidationError
 
 from mcpobs import semconv
-from mcpobs._core.methods import CALLER_MISTAKES
+from mcpobs._core.methods import CALLER_MISTAKES, code_label
 from mcpobs.semconv import Boundary, Outcome
 
 
@@ -38,7 +38,11 @@ CANCELLED = Classification(Outcome.CANCELLED)
 PENDING_INPUT = Classification(Outcome.PENDING_INPUT)
 TOOL_ERROR = Classification(Outcome.TOOL_ERROR, Boundary.HANDLER, semconv.TOOL_ERROR)
 UNKNOWN_TOOL = Classification(Outcome.CLIENT_ERROR, Boundary.DISCOVERY)
+UNKNOWN_TARGET = UNKNOWN_TOOL
+"""A tool or prompt the server does not serve."""
 BAD_ARGUMENTS = Classification(Outcome.CLIENT_ERROR, Boundary.ARGUMENTS)
+NOT_A_REQUEST = Classification(Outcome.CLIENT_ERROR, Boundary.TRANSPORT)
+"""A request method sent without an id (`"id": null`): JSON-RPC's invalid request, left unanswered."""
 
 
 def crash(exc: BaseException) -> Classification:
@@ -66,8 +70,15 @@ def is_cancellation(exc: BaseException) -> bool:
         return False
 
 
-def from_exception(exc: BaseException, method: str, initialized: bool, known_target: bool) -> Classification:
-    """A request whose handler chain raised."""
+def from_exception(
+    exc: BaseException, method: str, initialized: bool, mistake: Classification | None = None
+) -> Classification:
+    """A request whose handler chain raised.
+
+    `mistake`: what the request got wrong that a handler may raise a plain exception for (a
+    tool or prompt the server does not serve, a prompt's required argument left out), as the
+    middleware found it; a handler's `ValueError` for it is the caller's mistake, not a bug.
+    """
     if is_cancellation(exc):
         # A listen stream ends when its client closes it: that is how a stream finishes.
         return OK if method in semconv.STREAM_METHODS else CANCELLED
@@ -75,11 +86,11 @@ def from_exception(exc: BaseException, method: str, initialized: bool, known_tar
         code = exc.error.code
         if code in CALLER_MISTAKES:
             return Classification(Outcome.CLIENT_ERROR, _caller_mistake(code, method, initialized), None, code)
-        return Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, str(code), code)
+        return Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, code_label(code), code)
     if isinstance(exc, ValidationError):  # malformed params, answered with -32602
         return Classification(Outcome.CLIENT_ERROR, Boundary.ARGUMENTS, None, -32602)
-    if method == "prompts/get" and not known_target:  # MCPServer raises ValueError("Unknown prompt")
-        return Classification(Outcome.CLIENT_ERROR, Boundary.DISCOVERY)
+    if mistake is not None:  # e.g. MCPServer's ValueError("Unknown prompt"), "Missing required arguments"
+        return mistake
     return crash(exc)
 
 

@@ -110,6 +110,8 @@ class ServerMiddleware:
         labels = self._labels.base(labels_key)
 
         parent = _propagation.extract(ctx.meta)
+        if parent is None and ctx.request is not None:
+            parent = _http_parent(ctx.request)
         links = None
         if parent is not None:
             ambient = trace.get_current_span().get_span_context()
@@ -189,15 +191,28 @@ class ServerMiddleware:
                 if after is not None:
                     attrs = after(self, call, ctx, result)
             else:
-                cls = _outcome.from_exception(exc, call.method, _initialized(ctx), call.names_target is not None)
+                cls = _outcome.from_exception(exc, call.method, _initialized(ctx), self._mistake(call, ctx.params))
                 if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
                     attrs = {S.CANCEL_REASON: reason}
+            if ctx.request_id is None and self.names.is_request(ctx.method):
+                cls = _outcome.NOT_A_REQUEST  # the SDK took it for a notification: nothing was answered
             self._end_span(call, cls, exc, attrs)
             self._record(call, cls, elapsed)
         except Exception as err:
             report("server span end", err)
             with guarded("server span end (fallback)"):
                 call.span.end()
+
+    def _mistake(self, call: _Call, params: Any) -> Classification | None:
+        """What the caller got wrong that a handler may answer with a plain exception, if anything."""
+        if call.method not in TARGETED:
+            return None
+        if call.names_target is None:
+            return _outcome.UNKNOWN_TARGET if self.names.knows_catalog(call.method) else None
+        arguments = params.get("arguments") if isinstance(params, dict) else None
+        if call.method == "prompts/get" and self.names.missing_prompt_arguments(call.names_target, arguments):
+            return _outcome.BAD_ARGUMENTS
+        return None
 
     def _contract(self, tool_name: str, meta: Any, recording: bool) -> dict[str, Any] | None:
         """Fingerprint the tool being called, and flag (and count) a client holding another schema."""
@@ -292,6 +307,23 @@ def _transport_of(ctx: Any) -> str | None:
     if ctx.request is not None:
         return "tcp"
     return _state.transport()
+
+
+def _http_parent(request: Any) -> Any:
+    """The trace context in the `traceparent` header of the HTTP request that carried the message.
+
+    Honoured when `_meta` carries none (a gateway, an HTTP-instrumented client, the Inspector's
+    `--header`); `_meta` wins when both do: it belongs to the message, the header only to the
+    exchange. When an HTTP server span (an ASGI instrumentation's) already continues that trace,
+    it is current and stays the parent.
+    """
+    parent = _propagation.extract(getattr(request, "headers", None))
+    if parent is None:
+        return None
+    ambient = trace.get_current_span().get_span_context()
+    if ambient.is_valid and ambient.trace_id == trace.get_current_span(parent).get_span_context().trace_id:
+        return None
+    return parent
 
 
 def _initialized(ctx: Any) -> bool:

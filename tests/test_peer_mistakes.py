@@ -1,0 +1,95 @@
+"""What peers nobody here wrote can do to the telemetry: their mistakes, their odd error codes,
+their odd messages. Found against real foreign peers (tests/interop); pinned here in memory."""
+
+from __future__ import annotations
+
+import json
+
+import httpx2 as httpx
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from opentelemetry.trace import SpanKind, StatusCode
+from shop import create_server
+from transports import serve_http
+
+from mcpobs import semconv as S
+
+pytestmark = pytest.mark.anyio
+
+TOOL = types.Tool(name="lookup", input_schema={"type": "object"})
+
+
+def lowlevel(call_tool) -> Server:
+    async def list_tools(ctx, params):
+        return types.ListToolsResult(tools=[TOOL])
+
+    return Server("low", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def test_an_unknown_tool_on_a_lowlevel_server_is_the_callers_mistake(mcpobs_telemetry):
+    """A lowlevel handler that raises for a name it does not serve, as the SDK's examples do."""
+
+    async def call_tool(ctx, params):
+        if params.name != "lookup":
+            raise ValueError(f"Unknown tool: {params.name}")
+        raise RuntimeError("lookup broke")
+
+    async with Client(lowlevel(call_tool)) as client:
+        await client.list_tools()
+        with pytest.raises(MCPError):
+            await client.call_tool("lookpu", {})
+        with pytest.raises(MCPError):
+            await client.call_tool("lookup", {})
+    unknown = mcpobs_telemetry.server_span("tools/call")
+    assert unknown.attributes[S.OUTCOME] == "client_error"
+    assert unknown.attributes[S.FAILURE_BOUNDARY] == "discovery"
+    assert unknown.status.status_code is StatusCode.UNSET
+    assert S.ERROR_TYPE not in unknown.attributes
+    crashed = mcpobs_telemetry.server_span("tools/call lookup")  # a tool it serves still crashes
+    assert (crashed.attributes[S.OUTCOME], crashed.attributes[S.FAILURE_BOUNDARY]) == ("server_error", "handler")
+    counted = {S.MCP_METHOD_NAME: "tools/call", S.OUTCOME: "client_error", S.FAILURE_BOUNDARY: "discovery"}
+    assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, counted) == 1
+
+
+async def test_a_prompt_missing_a_required_argument_is_the_callers_mistake(mcpobs_telemetry):
+    async with Client(create_server()) as client:
+        with pytest.raises(MCPError):
+            await client.get_prompt("refund_reply", {})
+    span = mcpobs_telemetry.server_span("prompts/get refund_reply")
+    assert (span.attributes[S.OUTCOME], span.attributes[S.FAILURE_BOUNDARY]) == ("client_error", "arguments")
+    assert span.status.status_code is StatusCode.UNSET
+    assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {S.OUTCOME: "server_error"}) == 0
+
+
+def test_a_request_with_a_null_id_is_not_a_successful_request(mcpobs_telemetry):
+    """JSON-RPC says a request's id is not null; the SDK takes such a message as a notification."""
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    with serve_http(create_server().streamable_http_app()) as base, httpx.Client(timeout=10) as http:
+        url = base + "/mcp"
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
+        reply = http.post(url, json=init, headers=headers)
+        session = {**headers, "mcp-session-id": reply.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        http.post(url, content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), headers=session)
+        reply = http.post(
+            url, content=json.dumps({"jsonrpc": "2.0", "id": None, "method": "tools/list"}), headers=session
+        )
+        assert reply.status_code == 202  # nothing answered
+    (span,) = mcpobs_telemetry.spans_named("tools/list", SpanKind.SERVER)
+    assert span.attributes[S.OUTCOME] == "client_error"
+    assert span.attributes[S.FAILURE_BOUNDARY] == "transport"
+    assert span.status.status_code is StatusCode.UNSET
+    assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {S.MCP_METHOD_NAME: "tools/list", S.OUTCOME: "ok"}) == 0
+    latency = {S.MCP_METHOD_NAME: "tools/list", S.OUTCOME: "ok"}
+    assert mcpobs_telemetry.total(S.SERVER_OPERATION_DURATION.name, latency) == 0
