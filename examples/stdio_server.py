@@ -10,6 +10,10 @@ configuration usually looks like this (the ``env`` is where telemetry is configu
         "args": ["examples/stdio_server.py"],
         "env": {"OTEL_SERVICE_NAME": "shop", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}}}}
 
+A host written with the SDK passes its own OpenTelemetry settings, and only those, with
+``StdioServerParameters(..., env=mcpobs.otel_env())``: by default the SDK starts the server
+with a filtered environment that has none of the host's ``OTEL_*``.
+
 Play the host yourself::
 
     python examples/stdio_server.py --host
@@ -21,7 +25,6 @@ one JSON object per line.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import anyio
@@ -43,7 +46,9 @@ async def host() -> None:
     server = StdioServerParameters(
         command=sys.executable,
         args=[__file__],
-        env={**os.environ, "OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"},
+        # The SDK gives the server a filtered environment, without the host's OTEL_*: pass them on,
+        # and only them (not the whole environment; the OTLP headers stay out unless headers=True).
+        env={**mcpobs.otel_env(), "OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"},
     )
     async with Client(server) as client:
         for tool, arguments in [

@@ -16,7 +16,10 @@ subscription events are recorded as such; tool calls carry contract fingerprints
 Every name is in `mcpobs.semconv`, pinned to `mcpobs.semconv.CONVENTION_VERSION`. For tests,
 the `mcpobs_telemetry` pytest fixture (loaded automatically) gives in-memory spans and
 metrics; without pytest, `mcpobs.testing.capture()` does the same.
-From the shell: `python -m mcpobs demo`, `python -m mcpobs contract snapshot|diff`.
+A host spawning a stdio server passes it the OpenTelemetry settings with
+``StdioServerParameters(..., env=mcpobs.otel_env())`` (the SDK gives the server a filtered
+environment otherwise). From the shell: `python -m mcpobs demo`, `python -m mcpobs jaeger-url`,
+`python -m mcpobs contract snapshot|diff`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from mcpobs import semconv
 from mcpobs._core.config import ConfigurationError
+from mcpobs._core.environment import otel_env
 from mcpobs._instrumentor import MCPInstrumentor
 from mcpobs._server.subscriptions import ObservedSubscriptionBus
 from mcpobs._version import __version__
@@ -35,6 +39,7 @@ __all__ = [
     "ObservedSubscriptionBus",
     "__version__",
     "instrument",
+    "otel_env",
     "semconv",
     "uninstrument",
 ]
