@@ -27,7 +27,7 @@ from opentelemetry.trace import Link, SpanKind, StatusCode
 
 from mcpobs import semconv as S
 from mcpobs._core import propagation as _propagation
-from mcpobs._core.guard import guarded
+from mcpobs._core.guard import guarded, logger
 from mcpobs._core.methods import SPEC_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.patches import Patch
@@ -188,7 +188,33 @@ def patches(telemetry: Telemetry) -> list[Patch]:
             app.add_middleware(TransportBoundary, telemetry=telemetry, server_attributes=server_attributes)
         return app
 
-    return [Patch("mcp.server.lowlevel.server", "Server.streamable_http_app", app_factory)]
+    def unwatched(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        # Runs in the request's own context: the boundary, when it wraps this app, set the exchange.
+        if _exchange.get() is None and not _said_unwatched:
+            with guarded("unwatched app warning"):
+                _say_unwatched(args[0] if args else kwargs.get("scope"))
+        return wrapped(*args, **kwargs)
+
+    return [
+        Patch("mcp.server.lowlevel.server", "Server.streamable_http_app", app_factory),
+        Patch("mcp.server.streamable_http_manager", "StreamableHTTPASGIApp.__call__", unwatched),
+    ]
+
+
+_said_unwatched = False
+
+
+def _say_unwatched(scope: Any) -> None:
+    """Once per process: an HTTP app built before `instrument()` serves requests the boundary never sees."""
+    global _said_unwatched
+    if not isinstance(scope, dict) or scope.get("type") != "http" or _active is None:
+        return
+    _said_unwatched = True
+    logger.warning(
+        "mcpobs: a Streamable HTTP app built before mcpobs.instrument() is serving requests: they get "
+        "spans, but requests its transport refuses (bad Host or Origin, unsupported protocol version, "
+        "too many sessions) are not recorded. Call mcpobs.instrument() before streamable_http_app()."
+    )
 
 
 def deactivate() -> None:
