@@ -3,6 +3,7 @@ their odd messages. Found against real foreign peers (tests/interop); pinned her
 
 from __future__ import annotations
 
+import gc
 import json
 
 import httpx2 as httpx
@@ -11,6 +12,7 @@ import pytest
 from mcp import Client
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
 from shop import create_server
 from transports import serve_http
@@ -62,6 +64,54 @@ async def test_a_prompt_missing_a_required_argument_is_the_callers_mistake(mcpob
     assert (span.attributes[S.OUTCOME], span.attributes[S.FAILURE_BOUNDARY]) == ("client_error", "arguments")
     assert span.status.status_code is StatusCode.UNSET
     assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {S.OUTCOME: "server_error"}) == 0
+
+
+async def test_error_codes_a_peer_invents_are_bounded_in_labels(mcpobs_telemetry):
+    """Fifty distinct codes from one server: the spec's codes keep their names, the rest are _OTHER."""
+
+    async def call_tool(ctx, params):
+        raise MCPError(code=int(params.arguments["code"]), message="nope")
+
+    codes = [-31000 - i for i in range(50)]
+    async with Client(lowlevel(call_tool)) as client:
+        for code in [*codes, -32603, -32602]:
+            with pytest.raises(MCPError):
+                await client.call_tool("lookup", {"code": code})
+    for metric in (S.CLIENT_REQUESTS.name, S.CLIENT_OPERATION_DURATION.name, S.SERVER_REQUESTS.name):
+        points = mcpobs_telemetry.points(metric)
+        types_seen = {p.attributes.get(S.ERROR_TYPE) for p in points if p.attributes[S.MCP_METHOD_NAME] == "tools/call"}
+        assert types_seen <= {S.OTHER, "-32603", "-32602", None}, (metric, types_seen)
+        codes_seen = {p.attributes.get(S.RPC_RESPONSE_STATUS_CODE) for p in points}
+        assert codes_seen <= {S.OTHER, "-32603", "-32602", None}, (metric, codes_seen)
+    calls = mcpobs_telemetry.spans_named("tools/call lookup", SpanKind.CLIENT)
+    assert len(calls) == 52
+    first = calls[0]
+    assert first.attributes[S.ERROR_TYPE] == S.OTHER
+    assert first.attributes[S.RPC_RESPONSE_STATUS_CODE] == "-31000"  # the span keeps the code itself
+
+
+class _Started(SpanProcessor):
+    """Remembers every span started and ended, to find one that never ends."""
+
+    def __init__(self) -> None:
+        self.open: dict[int, str] = {}
+
+    def on_start(self, span, parent_context=None):
+        self.open[span.context.span_id] = span.name
+
+    def on_end(self, span):
+        self.open.pop(span.context.span_id, None)
+
+
+async def test_a_listen_stream_never_entered_leaves_no_span_open(mcpobs_telemetry):
+    started = _Started()
+    mcpobs_telemetry.tracer_provider.add_span_processor(started)
+    async with Client(create_server()) as client:
+        stream = client.listen(tools_list_changed=True)
+        del stream
+        gc.collect()
+        await client.list_tools()
+    assert started.open == {}
 
 
 def test_a_request_with_a_null_id_is_not_a_successful_request(mcpobs_telemetry):

@@ -8,6 +8,7 @@
 - `side_spans`: the SDK's own send span, requests sent outside `ClientSession`, answers to the server.
 - `wire`: what mcpobs adds to outgoing messages (trace header, `_meta`).
 - `listen`: the span of a `Client.listen` stream.
+- `negotiation`: the `server/discover` probe and the fallback to `initialize` in `auto` mode.
 - `memory`: per session, where its server is and the tools it listed.
 - `names`: bounds on the tool and prompt names a client sends.
 

@@ -10,7 +10,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 
 from mcpobs import semconv as S
 from mcpobs._core import outcome as _outcome
-from mcpobs._core.methods import CALLER_MISTAKES, REQUEST_TIMEOUT
+from mcpobs._core.methods import CALLER_MISTAKES, REQUEST_TIMEOUT, code_label
 from mcpobs._core.outcome import Classification
 from mcpobs.semconv import Outcome
 
@@ -32,7 +32,7 @@ def from_code(code: int) -> Classification:
     if code == REQUEST_TIMEOUT:
         return TIMED_OUT
     outcome = Outcome.CLIENT_ERROR if code in CALLER_MISTAKES else Outcome.SERVER_ERROR
-    return Classification(outcome, None, str(code), code)
+    return Classification(outcome, None, code_label(code), code)
 
 
 def from_exception(exc: BaseException) -> Classification:

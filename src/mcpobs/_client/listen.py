@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpobs._client import calls
+from mcpobs._client.calls import ClientCall
 from mcpobs._client.spans import ClientSpans
 from mcpobs._core import outcome as _outcome
 
@@ -18,11 +19,13 @@ class ListenStream:
 
     def __init__(self, spans: ClientSpans, session: Any, stream: Any) -> None:
         self._spans = spans
+        self._session = session
         self._stream = stream
-        self._call = spans.try_open(session, "subscriptions/listen", None)
+        self._call: ClientCall | None = None
 
     async def __aenter__(self) -> Any:
-        call = self._call
+        # Opened here, not when the stream object is made: one never entered sends nothing.
+        self._call = call = self._spans.try_open(self._session, "subscriptions/listen", None)
         if call is None:
             return await self._stream.__aenter__()
         tokens = calls.enter(call)

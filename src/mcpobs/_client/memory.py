@@ -12,17 +12,21 @@ import weakref
 from typing import Any
 from urllib.parse import urlsplit
 
+from opentelemetry.trace import SpanContext
+
 from mcpobs import semconv as S
 
 MAX_LISTED = 4096
 
 
 class SessionMemory:
-    __slots__ = ("connection", "listing")
+    __slots__ = ("connection", "handshake", "listing")
 
     def __init__(self) -> None:
         self.connection: dict[str, Any] | None = None
         self.listing: dict[str, Any] | None = None
+        self.handshake: SpanContext | None = None
+        """The span of the session's last `initialize` or `server/discover`: what it negotiated."""
 
 
 _sessions: weakref.WeakKeyDictionary[Any, SessionMemory] = weakref.WeakKeyDictionary()
@@ -44,6 +48,15 @@ def remember_connection(session: Any, server: object) -> None:
     attrs = connection_attributes(server)
     if attrs:
         _memory(session).connection = attrs
+
+
+def remember_handshake(session: Any, span_context: SpanContext) -> None:
+    _memory(session).handshake = span_context
+
+
+def handshake(session: Any) -> SpanContext | None:
+    memory = _sessions.get(session)
+    return memory.handshake if memory is not None else None
 
 
 def remember_listing(session: Any, result: Any) -> None:

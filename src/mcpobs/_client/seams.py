@@ -16,6 +16,7 @@ from mcpobs._client import calls, classify, memory, wire
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall
 from mcpobs._client.listen import ListenStream
+from mcpobs._client.negotiation import Negotiator
 from mcpobs._client.side_spans import SideSpans
 from mcpobs._client.spans import ClientSpans
 from mcpobs._core.guard import guarded, report
@@ -179,6 +180,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
     """The client-side seams."""
     seams = ClientSeams(telemetry)
     side = SideSpans(telemetry)
+    negotiator = Negotiator(seams.spans)
     return [
         Patch(_SESSION, "ClientSession.send_request", seams.send_request),
         Patch(_SESSION, "ClientSession.send_discover", seams.send_discover),
@@ -187,6 +189,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_SESSION, "ClientSession.dispatch_input_request", side.dispatch_input_request),
         Patch(_CLIENT, "Client._build_session", seams.build_session),
         Patch(_CLIENT, "Client.listen", seams.listen),
+        Patch(_CLIENT, "negotiate_auto", negotiator.negotiate_auto),
         Patch(_CLIENT, "Client.call_tool", seams.operation("tools/call")),
         Patch(_CLIENT, "Client.get_prompt", seams.operation("prompts/get")),
         Patch(_CLIENT, "Client.read_resource", seams.operation("resources/read")),

@@ -6,26 +6,32 @@
 - A request the dispatcher sends outside `ClientSession` (a server's own request to its
   client before 2026-07-28, or a raw dispatcher call) is a CLIENT span on the sender.
 - The client answering the server (`dispatch_input_request`): INTERNAL under the anchor in a
-  multi-round-trip operation, or a SERVER span under the server's CLIENT span.
+  multi-round-trip operation, or a SERVER span (with `mcp.server.operation.duration`, as the
+  receiver of a request records it) parented by what the exchange proves (`_asked_in`).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, StatusCode
+from opentelemetry.context import Context
+from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanKind, StatusCode
 
 from mcpobs import semconv as S
-from mcpobs._client import calls, classify
+from mcpobs._client import calls, classify, memory
 from mcpobs._client import rounds as _rounds
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.guard import guarded
+from mcpobs._core.labels import LabelSets
 from mcpobs._core.methods import KNOWN_METHODS
+from mcpobs._core.names import bounded_version
+from mcpobs._core.outcome import Classification
 from mcpobs._core.telemetry import Telemetry
 from mcpobs.semconv import Outcome
 
@@ -33,6 +39,7 @@ from mcpobs.semconv import Outcome
 class SideSpans:
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
+        self.labels = LabelSets(S.SERVER_REQUESTS, errors_only=True)
 
     def otel_span(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Replaces the SDK's `MCP send` span in `JSONRPCDispatcher.send_raw_request`."""
@@ -87,42 +94,86 @@ class SideSpans:
 
         In a multi-round-trip operation the answer is local work between rounds (INTERNAL,
         under the call's span). At revisions before 2026-07-28 the server sent a request of
-        its own, and the client is its SERVER, parented on the server's CLIENT span.
+        its own: the client is its SERVER (see `_asked_in`), and records the server duration.
         """
         span = None
         token = None
+        key = None
         with guarded("input request span"):
             request = args[1] if len(args) > 1 else kwargs.get("request")
             method = getattr(request, "method", None)
             known = method if method in KNOWN_METHODS else S.OTHER
             attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known}
+            links = None
             parent = _rounds.anchor_parent()
             if parent is not None:
                 kind = SpanKind.INTERNAL
             else:
                 ctx = args[0] if args else kwargs.get("ctx")
-                kind, parent = SpanKind.SERVER, _propagation.extract(getattr(ctx, "meta", None))
+                kind = SpanKind.SERVER
+                parent, links = _asked_in(instance, getattr(ctx, "meta", None))
                 request_id = getattr(ctx, "request_id", None)
                 if request_id is not None:
                     attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
-            span = self.telemetry.tracer.start_span(known, context=parent, kind=kind, attributes=attrs)
+                version = bounded_version(getattr(instance, "protocol_version", None))
+                connection = memory.connection(instance) or {}
+                transport = connection.get(S.NETWORK_TRANSPORT)
+                key = (known, version, None, None, transport)
+                attrs.update(self.labels.base(key))
+                if S.NETWORK_PROTOCOL_NAME in connection:
+                    attrs[S.NETWORK_PROTOCOL_NAME] = connection[S.NETWORK_PROTOCOL_NAME]
+            span = self.telemetry.tracer.start_span(known, context=parent, kind=kind, attributes=attrs, links=links)
             token = otel_context.attach(trace.set_span_in_context(span))
         if span is None:
             return await wrapped(*args, **kwargs)
+        start = time.perf_counter()
         outcome = Outcome.OK
+        cls = _outcome.OK
         try:
             result = await wrapped(*args, **kwargs)
             code = getattr(result, "code", None) if type(result).__name__ == "ErrorData" else None
             if isinstance(code, int):  # the host cannot (or will not) answer what was asked
                 outcome = Outcome.CLIENT_ERROR
+                cls = Classification(outcome, None, None, code)
                 with guarded("input request span error"):
                     span.set_attribute(S.RPC_RESPONSE_STATUS_CODE, str(code))
             return result
         except BaseException as exc:
             outcome = _failed(span, exc)
+            cls = _outcome.CANCELLED if outcome is Outcome.CANCELLED else _outcome.crash(exc)
             raise
         finally:
             _close(span, token, outcome)
+            if key is not None and cls.outcome in S.LATENCY_OUTCOMES:
+                with guarded("input request duration"):
+                    labels, _ = self.labels.with_outcome(key, cls)
+                    self.telemetry.server_duration.record(time.perf_counter() - start, labels)
+
+
+def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
+    """The parent of a request the server sent its client, by what the exchange proves.
+
+    - the request carries trace context in `_meta`: that context;
+    - it came on the response stream of a request of ours still in flight (Streamable HTTP
+      answers a POST with a stream on which the server may ask first): that request's span;
+    - otherwise (the server's standalone stream, or stdio, where one pipe carries everything):
+      a trace of its own, linked to the session's handshake. The context current there is
+      whatever span opened the stream (a long-finished `notifications/initialized`), which
+      has no part in why the server asked.
+    """
+    parent = _propagation.extract(meta)
+    if parent is not None:
+        return parent, None
+    call = calls.current()
+    if (
+        call is not None
+        and call.session is session
+        and not call.method.startswith("notifications/")
+        and call.span.is_recording()
+    ):
+        return call.context, None
+    handshake = memory.handshake(session)
+    return Context(), [Link(handshake)] if handshake is not None else None
 
 
 def _failed(span: Span, exc: BaseException) -> Outcome:

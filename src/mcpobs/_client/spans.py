@@ -15,7 +15,7 @@ from typing import Any
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcpobs import semconv as S
-from mcpobs._client import classify, memory
+from mcpobs._client import classify, memory, negotiation
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall
 from mcpobs._client.names import ClientNames
@@ -27,6 +27,8 @@ from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.telemetry import Telemetry
 from mcpobs.semconv import Outcome
+
+_HANDSHAKES = frozenset({"initialize", "server/discover"})
 
 
 class ClientSpans:
@@ -66,6 +68,8 @@ class ClientSpans:
         span = tel.tracer.start_span(S.span_name(known, target), context=parent, kind=SpanKind.CLIENT, attributes=attrs)
         call = ClientCall(session, method, span, labels_key)
         call.op = op
+        if known in _HANDSHAKES:
+            memory.remember_handshake(session, span.get_span_context())
         if known == "tools/call" and params:
             call.fingerprint = memory.fingerprint(session, params.get("name"))
         return call
@@ -86,8 +90,13 @@ class ClientSpans:
                 call.span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
             elif call.method == "tools/list" and exc is None:
                 memory.remember_listing(call.session, result)
+            elif call.method == "initialize" and exc is None and call.span.is_recording():
+                call.span.set_attributes(negotiation.handshake_attributes(call, result))
 
-    def finish(self, call: ClientCall, exc: BaseException | None = None) -> None:
+    def finish(
+        self, call: ClientCall, exc: BaseException | None = None, end_time: int | None = None, held: bool = False
+    ) -> None:
+        """End and count the call; `held`: a probe the negotiation kept open until now (`end_time`)."""
         try:
             if call.cls is None:  # the request never ran (e.g. call_tool failed before sending)
                 call.elapsed = time.perf_counter() - call.start
@@ -96,14 +105,18 @@ class ClientSpans:
             if call.op is not None and _rounds.become_anchor(call, cls):
                 self.record(call, cls)
                 return  # the anchor stays open: the operation ends it
-            self.end_span(call, cls, exc)
+            if not held and negotiation.hold(call, exc):
+                return  # the negotiation ends it once it knows whether the client fell back
+            self.end_span(call, cls, exc, end_time)
             self.record(call, cls)
         except Exception as err:
             report("client span end", err)
             with guarded("client span end (fallback)"):
                 call.span.end()
 
-    def end_span(self, call: ClientCall, cls: Classification, exc: BaseException | None) -> None:
+    def end_span(
+        self, call: ClientCall, cls: Classification, exc: BaseException | None, end_time: int | None = None
+    ) -> None:
         span = call.span
         if span.is_recording():
             attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
@@ -116,7 +129,7 @@ class ClientSpans:
                 if exc is not None and cls.error_type == type(exc).__qualname__:
                     span.record_exception(exc)  # a local failure; server messages stay out
                 span.set_status(StatusCode.ERROR, cls.error_type)
-        span.end()
+        span.end(end_time)
 
     def end_operation(self, op: _rounds.Operation, exc: BaseException | None) -> None:
         """The operation is over: its anchor takes the final outcome and ends."""
