@@ -201,10 +201,7 @@ def test_outcomes_and_trace_context_over_stdio(tmp_path):
         f"traceparent={TRACEPARENT}",
     )
     assert ok["isError"] is False
-    failed = inspector(
-        server, "--method", "tools/call", "--tool-name", "get_order_status", "--tool-arg", "order_id=O-9"
-    )
-    assert failed["isError"] is True
+    # each run starts its own server process: two runs (the other outcomes are covered over HTTP)
     with pytest.raises(InspectorFailed):
         inspector(server, "--method", "prompts/get", "--prompt-name", "refund_reply")
 
@@ -217,12 +214,11 @@ def test_outcomes_and_trace_context_over_stdio(tmp_path):
     ]
     assert summary == [
         ("tools/call get_order_status", "UNSET", "ok", None),
-        ("tools/call get_order_status", "ERROR", "tool_error", "handler"),
         ("prompts/get refund_reply", "UNSET", "client_error", "arguments"),
     ]
     joined = calls[0]
     assert (joined["trace_id"], joined["parent_id"]) == (TRACE_ID, PARENT_ID)
-    assert calls[1]["parent_id"] is None
+    assert calls[1]["parent_id"] is None  # the Inspector sends no trace context unless told to
     # the points of the last run (each run is its own server process)
     points = read_points(metrics_file)
     requests = [p for p in points if p["name"] == S.SERVER_REQUESTS.name]

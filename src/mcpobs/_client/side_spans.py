@@ -169,7 +169,7 @@ def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
         call is not None
         and call.session is session
         and not call.method.startswith("notifications/")
-        and call.span.is_recording()
+        and call.cls is None  # no reply yet: the request is still in flight
     ):
         return call.context, None
     handshake = memory.handshake(session)
