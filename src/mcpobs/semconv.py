@@ -613,9 +613,11 @@ def _span_rows(signal: str) -> tuple[Requirement, ...]:
             PROPAGATION,
             L.RECOMMENDED,
             "W3C trace context in `params._meta`; the server parents on it and links the ambient context",
-            "the server parents on `params._meta` and links an ambient (HTTP) span"
+            "the server parents on `params._meta` and links an ambient (HTTP) span; without it, on the "
+            "HTTP `traceparent` header"
             if server
-            else "`traceparent` injected into `params._meta` (in process the handler runs under the span)",
+            else "`traceparent` injected into `params._meta`, and as an HTTP header over HTTP (in process the "
+            "handler runs under the span)",
         ),
         R(signal, MCP_METHOD_NAME, L.REQUIRED, "always", "the method; `_OTHER` for one nobody handles"),
         R(
