@@ -63,8 +63,8 @@ def instrument(**options: Any) -> None:
     - ``record_user`` (False): record the verified token's subject as ``user.id``.
     - ``clients`` (True): also instrument the SDK's ``Client``; False instruments servers only.
 
-    A bad option raises `ConfigurationError` saying how to fix it. Servers built before this
-    call keep the SDK's own middleware: call it before building servers.
+    A bad option raises `ConfigurationError` saying how to fix it. A server built before this
+    call is instrumented when it first serves a connection.
     """
     instrumentor = MCPInstrumentor()
     if instrumentor.is_instrumented_by_opentelemetry:
@@ -73,7 +73,11 @@ def instrument(**options: Any) -> None:
 
 
 def uninstrument() -> None:
-    """Undo `instrument()`: unwrap every seam and give servers back the SDK's own middleware."""
+    """Undo `instrument()`: unwrap every seam and give servers back the SDK's own middleware.
+
+    What cannot be swapped back safely (a subscription bus, the ASGI middleware of an app
+    already serving) becomes a pass-through; docs/configuration.md lists it.
+    """
     instrumentor = MCPInstrumentor()
     if instrumentor.is_instrumented_by_opentelemetry:
         instrumentor.uninstrument()

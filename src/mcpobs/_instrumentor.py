@@ -1,8 +1,11 @@
-"""`MCPInstrumentor`: what `instrument()` patches, and how `uninstrument()` undoes it."""
+"""`MCPInstrumentor`: what `instrument()` changes in the SDK, and how `uninstrument()` undoes it.
+
+The instrumentor owns one `Changes` per instrumentation: the wrapped seams and the undo
+step of every live edit (`_server.setup` says which and in what order).
+"""
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Collection
 from typing import Any
 
@@ -10,17 +13,16 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type:
 
 from mcpobs._client import seams as _client
 from mcpobs._core import autoconfig as _autoconfig
-from mcpobs._core import patches as _patches
 from mcpobs._core.config import settings_from
 from mcpobs._core.guard import guarded
+from mcpobs._core.patches import Changes
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
 from mcpobs._server import middleware as _middleware
 from mcpobs._server import progress as _progress
-from mcpobs._server import rounds as _rounds
 from mcpobs._server import subscriptions as _subscriptions
 from mcpobs._server import transport as _transport
-from mcpobs._server.middleware import ServerMiddleware
+from mcpobs._server.setup import ServerSetup
 
 _instruments = ("mcp >= 2.3.0, < 3",)
 
@@ -33,8 +35,7 @@ class MCPInstrumentor(BaseInstrumentor):
     In code, prefer `mcpobs.instrument()`.
     """
 
-    _applied: list[_patches.Applied]
-    _servers: weakref.WeakSet[Any]
+    _changes: Changes | None = None
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
@@ -45,31 +46,20 @@ class MCPInstrumentor(BaseInstrumentor):
             with guarded("configure from OTEL_* variables"):
                 _autoconfig.configure()
         telemetry = Telemetry(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
-        self._servers = weakref.WeakSet()
-        self._applied = _patches.apply(
-            _middleware.patches(telemetry, self._servers)
-            + _cancellation.patches()
-            + _progress.patches(telemetry)
-            + _rounds.patches()
-            + _subscriptions.patches(telemetry)
-            + (_client.patches(telemetry) if settings.clients else [])
-            + _transport.patches(telemetry)
-        )
+        changes = self._changes = Changes()
+        _transport.activate(telemetry)
+        changes.on_undo("transport boundary", _transport.deactivate)
+        changes.wrap(ServerSetup(telemetry, changes).patches())
+        changes.wrap(_middleware.patches())
+        changes.wrap(_transport.patches())
+        changes.wrap(_cancellation.patches())
+        changes.wrap(_progress.patches(telemetry))
+        changes.wrap(_subscriptions.patches(telemetry))
+        changes.on_undo("subscriptions", _subscriptions.deactivate)
+        if settings.clients:
+            changes.wrap(_client.patches(telemetry))
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        _patches.remove(getattr(self, "_applied", []))
-        self._applied = []
-        _subscriptions.deactivate()
-        _transport.deactivate()
-        for server in list(getattr(self, "_servers", ())):
-            with guarded("server restore"):
-                _restore(server)
-
-
-def _restore(server: Any) -> None:
-    from mcp.server._otel import OpenTelemetryMiddleware
-
-    chain = server.middleware
-    for i, middleware in enumerate(chain):
-        if isinstance(middleware, ServerMiddleware):
-            chain[i] = OpenTelemetryMiddleware()
+        changes, self._changes = self._changes, None
+        if changes is not None:
+            changes.undo()

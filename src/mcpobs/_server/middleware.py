@@ -28,7 +28,6 @@ from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
 from mcpobs._server import content as _content
 from mcpobs._server import identity as _identity
-from mcpobs._server import rounds as _rounds
 from mcpobs._server import state as _state
 from mcpobs._server import transport as _transport
 
@@ -65,6 +64,8 @@ class ServerMiddleware:
         }
         self.fingerprints = FingerprintCache()
         self._labels = LabelSets(S.SERVER_REQUESTS, errors_only=True)
+        self.replaced: Any = None
+        """The middleware this one took the place of (the SDK's own), put back by `uninstrument()`."""
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         call = self._start(ctx)
@@ -375,38 +376,9 @@ def _classify_tool_exception(
 
 # -- the patches -----------------------------------------------------------------------------
 
-_LOWLEVEL = "mcp.server.lowlevel.server"
-_MCPSERVER = "mcp.server.mcpserver.server"
-_TOOLS = "mcp.server.mcpserver.tools.tool_manager"
 
-
-def patches(telemetry: Telemetry, servers: Any) -> list[Patch]:
-    """The server-side seams; `servers` (a WeakSet) collects servers to restore on uninstrument."""
-
-    def server_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
-        wrapped(*args, **kwargs)
-        with guarded("server setup"):
-            install(instance, telemetry)
-            servers.add(instance)
-
-    def mcpserver_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
-        wrapped(*args, **kwargs)
-        with guarded("MCPServer setup"):
-            _know_tools_of(instance)
-
-    def runner_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
-        """A server built before `instrument()` is adopted when it first serves a connection."""
-        wrapped(*args, **kwargs)
-        with guarded("server adoption"):
-            server = instance.server
-            if any(isinstance(m, ServerMiddleware) and m.telemetry is telemetry for m in server.middleware):
-                return
-            install(server, telemetry)
-            servers.add(server)
-            owner = _mcpserver_of(server)
-            if owner is not None:
-                _know_tools_of(owner)
-                _rounds.install(owner)
+def patches() -> list[Patch]:
+    """The seams inside a request: the tool hook, and the stdio transport's name."""
 
     async def run_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         token = _state.set_transport("pipe")
@@ -416,51 +388,6 @@ def patches(telemetry: Telemetry, servers: Any) -> list[Patch]:
             _state.reset_transport(token)
 
     return [
-        Patch(_LOWLEVEL, "Server.__init__", server_init),
-        Patch(_MCPSERVER, "MCPServer.__init__", mcpserver_init),
-        Patch(_MCPSERVER, "MCPServer.run_stdio_async", run_stdio),
-        Patch("mcp.server.runner", "ServerRunner.__init__", runner_init),
-        Patch(_TOOLS, "ToolManager.call_tool", tool_call_hook),
+        Patch("mcp.server.mcpserver.server", "MCPServer.run_stdio_async", run_stdio),
+        Patch("mcp.server.mcpserver.tools.tool_manager", "ToolManager.call_tool", tool_call_hook),
     ]
-
-
-def install(server: Any, telemetry: Telemetry) -> None:
-    """Put mcpobs's middleware where the SDK's own span middleware was: outermost."""
-    from mcp.server._otel import OpenTelemetryMiddleware
-
-    chain = server.middleware
-    ours = ServerMiddleware(telemetry, server)
-    for i, middleware in enumerate(chain):
-        if isinstance(middleware, OpenTelemetryMiddleware | ServerMiddleware):
-            chain[i] = ours
-            return
-    chain.insert(0, ours)
-
-
-def _know_tools_of(server: Any) -> None:
-    """Point an `MCPServer`'s mcpobs middleware at its live tool and prompt registries."""
-    for middleware in server._lowlevel_server.middleware:
-        if isinstance(middleware, ServerMiddleware):
-            middleware.names.tool_lookup = server._tool_manager.get_tool
-            middleware.names.prompt_lookup = server._prompt_manager.get_prompt
-            middleware.names.offered = _offered_by(server)
-
-
-def _mcpserver_of(server: Any) -> Any:
-    """The `MCPServer` a lowlevel `Server` belongs to: its tools/call handler is bound to it."""
-    from mcp.server.mcpserver import MCPServer
-
-    entry = server.get_request_handler("tools/call")
-    owner = getattr(getattr(entry, "handler", None), "__self__", None)
-    return owner if isinstance(owner, MCPServer) else None
-
-
-def _offered_by(server: Any) -> Any:
-    def offered() -> dict[str, int]:
-        return {
-            "tools": len(server._tool_manager.list_tools()),
-            "prompts": len(server._prompt_manager.list_prompts()),
-            "resources": len(server._resource_manager.list_resources()),
-        }
-
-    return offered

@@ -28,7 +28,6 @@ from opentelemetry.trace import SpanContext, TraceFlags
 
 from mcpobs._core.guard import guarded
 from mcpobs._core.methods import ROUND_METHODS, input_methods
-from mcpobs._core.patches import Patch
 from mcpobs._server import state as _state
 
 _CLAIM = "x-mcpobs-round"
@@ -87,6 +86,11 @@ def _read_round(payload: bytes) -> None:
 class PendingRounds:
     """A server middleware (just after the boundary) that labels rounds asking for input."""
 
+    def __init__(self, boundary: Any, security: Any) -> None:
+        self.boundary = boundary
+        self.security = security
+        """The boundary's own security policy, given back by `uninstall`."""
+
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         result = await call_next(ctx)
         if ctx.method in ROUND_METHODS:
@@ -108,28 +112,37 @@ def _input_methods(result: Any) -> list[str]:
     return input_methods(result.get("inputRequests") if isinstance(result, Mapping) else result.input_requests)
 
 
-def install(server: Any) -> None:
-    """Wrap the codec of the server's `RequestStateBoundary` and label pending rounds, once."""
+def install(server: Any) -> bool:
+    """Wrap the codec of the server's `RequestStateBoundary` and label pending rounds, once.
+
+    True when something changed (then `uninstall` undoes it).
+    """
     from mcp.server.request_state import RequestStateBoundary
 
     chain = server.middleware
     if any(isinstance(m, PendingRounds) for m in chain):
-        return
+        return False
     for i, middleware in enumerate(chain):
         if isinstance(middleware, RequestStateBoundary):
-            security = copy.copy(middleware._security)  # private; the caller's policy object stays as it was
+            own = middleware._security
+            security = copy.copy(own)  # private; the caller's policy object stays as it was
             if not isinstance(security.codec, RoundCodec):
                 security.codec = RoundCodec(security.codec)
             middleware._security = security
-            chain.insert(i + 1, PendingRounds())
+            chain.insert(i + 1, PendingRounds(middleware, own))
+            return True
+    return False  # no boundary (a lowlevel Server without one): rounds are not counted
+
+
+def uninstall(server: Any) -> None:
+    """Give the boundary its own codec back and take `PendingRounds` out of the chain.
+
+    Tokens sealed with the round claim still unseal: the boundary ignores claims it does not know.
+    """
+    chain = server.middleware
+    for i, middleware in enumerate(chain):
+        if isinstance(middleware, PendingRounds):
+            if isinstance(getattr(middleware.boundary._security, "codec", None), RoundCodec):
+                middleware.boundary._security = middleware.security
+            del chain[i]
             return
-    # No boundary (a lowlevel Server without one): rounds are not counted.
-
-
-def patches() -> list[Patch]:
-    def mcpserver_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
-        wrapped(*args, **kwargs)
-        with guarded("mrtr setup"):
-            install(instance)
-
-    return [Patch("mcp.server.mcpserver.server", "MCPServer.__init__", mcpserver_init)]

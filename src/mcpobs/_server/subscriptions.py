@@ -45,7 +45,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode
 
 from mcpobs import semconv as S
-from mcpobs._core.guard import guarded, report
+from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 
@@ -291,24 +291,21 @@ def patches(telemetry: Telemetry) -> list[Patch]:
             with guarded("subscription delivery end"):
                 span.end()
 
-    def mcpserver_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
-        """A pre-hook on `MCPServer.__init__`: observe its bus before the listen handler gets it."""
-        try:
-            bus = kwargs.get("subscriptions")
-            if bus is not False and not isinstance(bus, ObservedSubscriptionBus):
-                from mcp.server.subscriptions import InMemorySubscriptionBus
-
-                inner = InMemorySubscriptionBus() if bus is None else bus
-                kwargs = {**kwargs, "subscriptions": ObservedSubscriptionBus(inner, _implicit=True)}
-        except Exception as exc:
-            report("subscription bus setup", exc)
-        wrapped(*args, **kwargs)
-
     return [
         Patch("mcp.server.subscriptions", "ListenHandler.__call__", listen),
         Patch("mcp.server.session", "ServerSession.send_notification", send_notification),
-        Patch("mcp.server.mcpserver.server", "MCPServer.__init__", mcpserver_init),
     ]
+
+
+def observe_bus(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`MCPServer.__init__` keyword arguments with its bus observed (before the listen handler gets it)."""
+    bus = kwargs.get("subscriptions")
+    if bus is False or isinstance(bus, ObservedSubscriptionBus):
+        return kwargs
+    from mcp.server.subscriptions import InMemorySubscriptionBus
+
+    inner = InMemorySubscriptionBus() if bus is None else bus
+    return {**kwargs, "subscriptions": ObservedSubscriptionBus(inner, _implicit=True)}
 
 
 def deactivate() -> None:

@@ -173,20 +173,29 @@ def _rpc_code(body: bytes) -> int | None:
     return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
-def patches(telemetry: Telemetry) -> list[Patch]:
-    """`Server.streamable_http_app` gains the boundary; `MCPServer`'s delegates to it."""
+def activate(telemetry: Telemetry) -> None:
+    """Apps built from now on (and earlier ones, if the same telemetry) record through `telemetry`."""
     global _active
     _active = telemetry
 
-    def app_factory(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        app = wrapped(*args, **kwargs)
-        with guarded("transport boundary setup"):
-            server_attributes = {
-                S.SERVER_NAME: telemetry.bound(getattr(instance, "name", "") or ""),
-                S.SERVER_VERSION: telemetry.bound(getattr(instance, "version", "") or ""),
-            }
-            app.add_middleware(TransportBoundary, telemetry=telemetry, server_attributes=server_attributes)
-        return app
+
+def install(app: Any, server: Any, telemetry: Telemetry) -> None:
+    """Add the boundary to an app `Server.streamable_http_app()` returned."""
+    server_attributes = {
+        S.SERVER_NAME: telemetry.bound(getattr(server, "name", "") or ""),
+        S.SERVER_VERSION: telemetry.bound(getattr(server, "version", "") or ""),
+    }
+    app.add_middleware(TransportBoundary, telemetry=telemetry, server_attributes=server_attributes)
+
+
+def uninstall(app: Any) -> None:
+    """Take the boundary out of an app that has not served yet; one that has keeps it as a pass-through."""
+    if getattr(app, "middleware_stack", None) is None:
+        app.user_middleware = [m for m in app.user_middleware if m.cls is not TransportBoundary]
+
+
+def patches() -> list[Patch]:
+    """An app built before `instrument()` has no boundary: say so once, at its first request."""
 
     def unwatched(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         # Runs in the request's own context: the boundary, when it wraps this app, set the exchange.
@@ -195,10 +204,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
                 _say_unwatched(args[0] if args else kwargs.get("scope"))
         return wrapped(*args, **kwargs)
 
-    return [
-        Patch("mcp.server.lowlevel.server", "Server.streamable_http_app", app_factory),
-        Patch("mcp.server.streamable_http_manager", "StreamableHTTPASGIApp.__call__", unwatched),
-    ]
+    return [Patch("mcp.server.streamable_http_manager", "StreamableHTTPASGIApp.__call__", unwatched)]
 
 
 _said_unwatched = False
