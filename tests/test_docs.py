@@ -10,6 +10,8 @@ from pathlib import Path
 from mcpobs import semconv as S
 from mcpobs._cli.conventions import render as render_conventions
 from mcpobs._cli.reference import render
+from mcpobs._cli.tail_sampling import KEPT_OUTCOMES
+from mcpobs._cli.tail_sampling import render as render_tail_sampling
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,6 +26,17 @@ def test_conventions_page_is_regenerated_from_the_registry():
     assert committed == render_conventions(), (
         "docs/conventions.md is stale: run `python -m mcpobs conventions > docs/conventions.md`"
     )
+
+
+def test_the_tail_sampling_config_is_regenerated_from_the_registry():
+    committed = (ROOT / "deploy" / "tail-sampling.yaml").read_text()
+    fix = "run `python -m mcpobs tail-sampling > deploy/tail-sampling.yaml`"
+    assert committed == render_tail_sampling(), f"deploy/tail-sampling.yaml is stale: {fix}"
+    # what it keeps, read back from the file: the registry's key and every outcome but ok
+    (key,) = re.findall(r"key: (\S+)\n\s+values:", committed)
+    (values,) = re.findall(r"values: \[(.*)\]", committed)
+    assert key == S.OUTCOME
+    assert set(values.split(", ")) == {o.value for o in S.Outcome} - {S.Outcome.OK.value} == set(KEPT_OUTCOMES)
 
 
 def test_no_name_is_spelled_outside_the_registry():

@@ -1,4 +1,5 @@
-"""`python -m mcpobs`: the command line (`demo`, `jaeger-url`, `reference`, `conventions`, `contract snapshot|diff`)."""
+"""`python -m mcpobs`: the command line (`demo`, `jaeger-url`, `reference`, `conventions`, `tail-sampling`,
+`contract snapshot|diff`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     url.add_argument("--minutes", type=float, default=60, help="how far back (default 60)")
     url.add_argument("--limit", type=int, default=20, help="at most this many traces (default 20)")
     commands.add_parser("conventions", help="print the conventions' requirement table (docs/conventions.md)")
+    commands.add_parser("tail-sampling", help="print the collector's tail-sampling config (deploy/tail-sampling.yaml)")
     contract = commands.add_parser("contract", help="snapshot a server's tools, or diff two snapshots")
     actions = contract.add_subparsers(dest="action", required=True)
     snap = actions.add_parser("snapshot", help="print a server's tools as JSON")
@@ -46,6 +48,11 @@ def main(argv: list[str] | None = None) -> int:
         from mcpobs._cli.conventions import render as render_conventions
 
         sys.stdout.write(render_conventions())
+        return 0
+    if args.command == "tail-sampling":
+        from mcpobs._cli.tail_sampling import render as render_tail_sampling
+
+        sys.stdout.write(render_tail_sampling())
         return 0
     from mcpobs._cli import contract_diff as _contract_diff
 

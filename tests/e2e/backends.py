@@ -112,10 +112,21 @@ JAEGER_PORTS = {
 
 
 @contextmanager
-def jaeger(workdir: Path, ports: dict[str, int], name: str = "jaeger") -> Iterator[Backend]:
-    """Jaeger all-in-one (in-memory) on the given loopback ports: start it again on the same ones after a kill."""
-    env = {var: f"127.0.0.1:{ports[key]}" for key, var in JAEGER_PORTS.items()}
+def jaeger(
+    workdir: Path,
+    ports: dict[str, int],
+    name: str = "jaeger",
+    layers: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> Iterator[Backend]:
+    """Jaeger all-in-one (in-memory) on the given loopback ports: start it again on the same ones after a kill.
+
+    `layers`: more files from deploy/ merged over jaeger.yaml (e.g. tail-sampling.yaml), with `env`.
+    """
+    env = {**(env or {}), **{var: f"127.0.0.1:{ports[key]}" for key, var in JAEGER_PORTS.items()}}
     cmd = [str(binaries()[0]), "--config", str(DEPLOY / "jaeger.yaml")]
+    for layer in layers:
+        cmd += ["--config", str(DEPLOY / layer)]
     ready = f"http://127.0.0.1:{ports['health']}/status"
     with run(name, cmd, ready, f"http://127.0.0.1:{ports['query']}", workdir, env) as backend:
         yield backend
@@ -130,8 +141,11 @@ class Stack:
 
 
 @contextmanager
-def stack(workdir: Path) -> Iterator[Stack]:
-    """Jaeger all-in-one (in-memory) and Prometheus with its OTLP receiver, on free ports."""
+def stack(workdir: Path, layers: tuple[str, ...] = (), env: dict[str, str] | None = None) -> Iterator[Stack]:
+    """Jaeger all-in-one (in-memory) and Prometheus with its OTLP receiver, on free ports.
+
+    `layers` and `env` configure Jaeger's collector pipeline (see `jaeger`).
+    """
     _, prometheus_bin = binaries()
     ports = {k: free_port() for k in ("otlp_http", "otlp_grpc", "query", "query_grpc", "health", "prom")}
     prom_url = f"http://127.0.0.1:{ports['prom']}"
@@ -145,7 +159,7 @@ def stack(workdir: Path) -> Iterator[Stack]:
         "--enable-feature=exemplar-storage",
     ]
     with (
-        jaeger(workdir, ports) as jaeger_backend,
+        jaeger(workdir, ports, layers=layers, env=env) as jaeger_backend,
         run("prometheus", prometheus_cmd, f"{prom_url}/-/ready", prom_url, workdir, {}) as prometheus,
     ):
         yield Stack(
