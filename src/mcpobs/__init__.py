@@ -39,9 +39,11 @@ __all__ = [
     "ObservedSubscriptionBus",
     "__version__",
     "instrument",
+    "instrument_server",
     "otel_env",
     "semconv",
     "uninstrument",
+    "uninstrument_server",
 ]
 
 
@@ -81,3 +83,32 @@ def uninstrument() -> None:
     instrumentor = MCPInstrumentor()
     if instrumentor.is_instrumented_by_opentelemetry:
         instrumentor.uninstrument()
+
+
+def instrument_server(server: Any, **options: Any) -> None:
+    """Instrument one server by hand: an ``MCPServer`` or a lowlevel ``Server``.
+
+    Beside (or instead of) the global `instrument()`: this server's requests get mcpobs's
+    spans and metrics through its own options (``tracer_provider``, ``meter_provider``,
+    ``excluded_methods``, the hooks, ... as for `instrument()`; the global providers when
+    omitted; nothing is configured from ``OTEL_*``). It takes over from the global setup
+    for this server. What lives outside the server's own middleware chain (tool failure
+    kinds, progress spans, cancel reasons, subscription spans, the HTTP transport
+    boundary) needs the global `instrument()`; without it, every call the SDK answers with
+    an ``isError`` result (an unknown tool, bad arguments, a crash) counts as ``tool_error``.
+    `uninstrument_server(server)` undoes it.
+    """
+    from mcpobs._core.config import settings_from
+    from mcpobs._core.telemetry import Telemetry
+    from mcpobs._server import setup
+
+    settings = settings_from(options)
+    telemetry = Telemetry(settings, options.get("tracer_provider"), options.get("meter_provider"))
+    setup.instrument_server(server, telemetry)
+
+
+def uninstrument_server(server: Any) -> None:
+    """Undo `instrument_server(server)`: the server gets the SDK's own middleware back."""
+    from mcpobs._server import setup
+
+    setup.uninstrument_server(server)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -23,6 +23,13 @@ from mcpobs._core.guard import guarded
 if TYPE_CHECKING:
     from mcpobs._client.rounds import Operation
     from mcpobs._core.outcome import Classification
+
+
+class Outbound(NamedTuple):
+    """What a client request hook gets for a request the SDK sends without a request object."""
+
+    method: str
+    params: Any = None
 
 
 class ClientCall:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpobs._client import calls
-from mcpobs._client.calls import ClientCall
+from mcpobs._client.calls import ClientCall, Outbound
 from mcpobs._client.spans import ClientSpans
 from mcpobs._core import outcome as _outcome
 
@@ -25,7 +25,9 @@ class ListenStream:
 
     async def __aenter__(self) -> Any:
         # Opened here, not when the stream object is made: one never entered sends nothing.
-        self._call = call = self._spans.try_open(self._session, "subscriptions/listen", None)
+        self._call = call = self._spans.try_open(
+            self._session, "subscriptions/listen", None, None, Outbound("subscriptions/listen")
+        )
         if call is None:
             return await self._stream.__aenter__()
         tokens = calls.enter(call)

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcpobs._client import calls, classify, memory, wire
 from mcpobs._client import rounds as _rounds
-from mcpobs._client.calls import ClientCall
+from mcpobs._client.calls import ClientCall, Outbound
 from mcpobs._client.listen import ListenStream
 from mcpobs._client.negotiation import Negotiator
 from mcpobs._client.side_spans import SideSpans
@@ -40,6 +40,8 @@ class ClientSeams:
             and wire.method_of(args, kwargs) == held.method
         ):
             held.awaiting_send = False  # this request is the one `call_tool` opened the span for
+            if self.spans.request_hook is not None:
+                self.spans.requested(held, args[0] if args else kwargs.get("request"))
             try:
                 result = await wrapped(*args, **kwargs)
             except BaseException as exc:
@@ -52,13 +54,13 @@ class ClientSeams:
             request = args[0] if args else kwargs.get("request")
             params = wire.params_of(request)
             version = params.get("protocolVersion") if params and request.method == "initialize" else None
-            call = self.spans.try_open(instance, request.method, params, version)
+            call = self.spans.try_open(instance, request.method, params, version, request)
         return await self._run(call, wrapped, args, kwargs)
 
     async def send_discover(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.send_discover`, which bypasses `send_request`."""
         version = args[0] if args else kwargs.get("version")
-        call = self.spans.try_open(instance, "server/discover", None, version)
+        call = self.spans.try_open(instance, "server/discover", None, version, Outbound("server/discover"))
         return await self._run(call, wrapped, args, kwargs)
 
     async def send_notification(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -66,7 +68,7 @@ class ClientSeams:
         call = None
         with guarded("client notification span"):
             notification = args[0] if args else kwargs.get("notification")
-            call = self.spans.try_open(instance, notification.method, None)
+            call = self.spans.try_open(instance, notification.method, None, None, notification)
         return await self._run(call, wrapped, args, kwargs)
 
     async def _run(self, call: ClientCall | None, wrapped: Any, args: Any, kwargs: Any) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanKind, StatusCode
+from opentelemetry.trace import INVALID_SPAN, Link, NonRecordingSpan, Span, SpanKind, StatusCode
 
 from mcpobs import semconv as S
 from mcpobs._client import calls, classify, memory
@@ -72,7 +72,10 @@ class SideSpans:
             request_id = attributes.get(S.JSONRPC_REQUEST_ID)
             if request_id is not None:
                 attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
-            span = self.telemetry.tracer.start_span(S.span_name(known), kind=SpanKind.CLIENT, attributes=attrs)
+            if known in self.telemetry.settings.excluded_methods:  # no span; the current trace goes on
+                span = NonRecordingSpan(trace.get_current_span().get_span_context())
+            else:
+                span = self.telemetry.tracer.start_span(S.span_name(known), kind=SpanKind.CLIENT, attributes=attrs)
             token = otel_context.attach(trace.set_span_in_context(span))
         if span is None:
             yield INVALID_SPAN
@@ -122,7 +125,10 @@ class SideSpans:
                 attrs.update(self.labels.base(key))
                 if S.NETWORK_PROTOCOL_NAME in connection:
                     attrs[S.NETWORK_PROTOCOL_NAME] = connection[S.NETWORK_PROTOCOL_NAME]
-            span = self.telemetry.tracer.start_span(known, context=parent, kind=kind, attributes=attrs, links=links)
+            if known in self.telemetry.settings.excluded_methods:  # no span; the metric still counts it
+                span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
+            else:
+                span = self.telemetry.tracer.start_span(known, context=parent, kind=kind, attributes=attrs, links=links)
             token = otel_context.attach(trace.set_span_in_context(span))
         if span is None:
             return await wrapped(*args, **kwargs)

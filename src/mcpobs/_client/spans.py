@@ -12,13 +12,15 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan, Span, SpanKind, StatusCode
 
 from mcpobs import semconv as S
 from mcpobs._client import classify, memory, negotiation
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall
 from mcpobs._client.names import ClientNames
+from mcpobs._core import hooks as _hooks
 from mcpobs._core import outcome as _outcome
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.labels import LabelSets
@@ -38,8 +40,13 @@ class ClientSpans:
         self.telemetry = telemetry
         self.names = ClientNames()
         self.labels = LabelSets(S.CLIENT_REQUESTS, errors_only=False)
+        self._excluded = telemetry.settings.excluded_methods
+        self.request_hook = telemetry.settings.client_request_hook
+        self._response_hook = telemetry.settings.client_response_hook
 
-    def open(self, session: Any, method: str, params: Mapping[str, Any] | None, version: object) -> ClientCall:
+    def open(
+        self, session: Any, method: str, params: Mapping[str, Any] | None, version: object, request: Any = None
+    ) -> ClientCall:
         tel = self.telemetry
         known = method if method in KNOWN_METHODS else S.OTHER
         version = bounded_version(version if version is not None else getattr(session, "protocol_version", None))
@@ -65,8 +72,15 @@ class ClientSpans:
         if connection:
             attrs.update(connection)
         op, parent = _rounds.next_round(session, method, attrs)
-        span = tel.tracer.start_span(S.span_name(known, target), context=parent, kind=SpanKind.CLIENT, attributes=attrs)
+        if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
+            span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
+        else:
+            span = tel.tracer.start_span(
+                S.span_name(known, target), context=parent, kind=SpanKind.CLIENT, attributes=attrs
+            )
         call = ClientCall(session, method, span, labels_key)
+        if request is not None and self.request_hook is not None:
+            self.requested(call, request)
         call.op = op
         if known in _HANDSHAKES:
             memory.remember_handshake(session, span.get_span_context())
@@ -74,12 +88,19 @@ class ClientSpans:
             call.fingerprint = memory.fingerprint(session, params.get("name"))
         return call
 
-    def try_open(self, session: Any, method: str, params: Any, version: object = None) -> ClientCall | None:
+    def try_open(
+        self, session: Any, method: str, params: Any, version: object = None, request: Any = None
+    ) -> ClientCall | None:
         try:
-            return self.open(session, method, params if isinstance(params, Mapping) else None, version)
+            return self.open(session, method, params if isinstance(params, Mapping) else None, version, request)
         except Exception as exc:
             report("client span start", exc)
             return None
+
+    def requested(self, call: ClientCall, request: Any) -> None:
+        """The user's `client_request_hook`, for a span that records."""
+        if self.request_hook is not None and call.span.is_recording():
+            _hooks.run("client_request_hook", self.request_hook, call.span, request)
 
     def settle(self, call: ClientCall, result: Any, exc: BaseException | None) -> None:
         """Classify the request's reply; the span may stay open for `call_tool`."""
@@ -92,6 +113,8 @@ class ClientSpans:
                 memory.remember_listing(call.session, result)
             elif call.method == "initialize" and exc is None and call.span.is_recording():
                 call.span.set_attributes(negotiation.handshake_attributes(call, result))
+        if exc is None and self._response_hook is not None and call.span.is_recording():
+            _hooks.run("client_response_hook", self._response_hook, call.span, result)
 
     def finish(
         self, call: ClientCall, exc: BaseException | None = None, end_time: int | None = None, held: bool = False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,8 +12,12 @@ from mcpobs import semconv
 _CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _CAPTURE_ON = frozenset({"true", "span_only", "span_and_event"})
 _CAPTURE_OFF = frozenset({"", "false", "no_content", "event_only"})
+_EXCLUDED_ENV = "OTEL_PYTHON_MCP_EXCLUDED_METHODS"
 
 Redactor = Callable[[Any], Any]
+Hook = Callable[[Any, Any], None]
+"""A user hook: called with the span and the request (or the result)."""
+_HOOKS = ("server_request_hook", "server_response_hook", "client_request_hook", "client_response_hook")
 
 
 class ConfigurationError(ValueError):
@@ -30,6 +34,12 @@ class Settings:
     record_user: bool = False
     clients: bool = True
     """Instrument the SDK's `Client` too; False leaves outbound calls to the SDK."""
+    excluded_methods: frozenset[str] = frozenset()
+    """Methods that get no span (their metrics are still recorded), e.g. `ping`."""
+    server_request_hook: Hook | None = None
+    server_response_hook: Hook | None = None
+    client_request_hook: Hook | None = None
+    client_response_hook: Hook | None = None
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -54,6 +64,24 @@ def _capture_from_env(environ: Mapping[str, str]) -> bool:
             "record tool arguments and results, or 'false' (the default) to keep them out."
         )
     return False
+
+
+def _excluded(value: object, environ: Mapping[str, str]) -> frozenset[str]:
+    if value is None:
+        value = environ.get(_EXCLUDED_ENV, "")
+    if isinstance(value, str):
+        return frozenset(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, Iterable) and all(isinstance(method, str) for method in value):
+        return frozenset(value)
+    raise ConfigurationError(
+        f"instrument(excluded_methods={value!r}): expected method names, e.g. ['ping'] or 'ping,notifications/progress'."
+    )
+
+
+def _hook(name: str, value: object) -> Hook | None:
+    if value is not None and not callable(value):
+        raise ConfigurationError(f"instrument({name}={value!r}): expected a function (span, request_or_result).")
+    return value  # type: ignore[return-value]
 
 
 def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Settings:
@@ -90,4 +118,6 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         redact=redact,
         record_user=bool(kwargs.get("record_user", False)),
         clients=_flag("clients", kwargs.get("clients", True)),
+        excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
+        **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},
     )

@@ -12,9 +12,10 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Link, SpanKind, StatusCode
+from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind, StatusCode
 
 from mcpobs import semconv as S
+from mcpobs._core import hooks as _hooks
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
@@ -64,6 +65,9 @@ class ServerMiddleware:
         }
         self.fingerprints = FingerprintCache()
         self._labels = LabelSets(S.SERVER_REQUESTS, errors_only=True)
+        self._excluded = telemetry.settings.excluded_methods
+        self._request_hook = telemetry.settings.server_request_hook
+        self._response_hook = telemetry.settings.server_response_hook
         self.replaced: Any = None
         """The middleware this one took the place of (the SDK's own), put back by `uninstrument()`."""
 
@@ -121,9 +125,12 @@ class ServerMiddleware:
             if ambient.is_valid and ambient.span_id != trace.get_current_span(parent).get_span_context().span_id:
                 links = [Link(ambient)]
         # The sampler sees what it needs to decide; the rest is built only for a span that records.
-        span = tel.tracer.start_span(
-            S.span_name(method, target), context=parent, kind=SpanKind.SERVER, attributes=labels, links=links
-        )
+        if method in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
+            span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
+        else:
+            span = tel.tracer.start_span(
+                S.span_name(method, target), context=parent, kind=SpanKind.SERVER, attributes=labels, links=links
+            )
         recording = span.is_recording()
         # Staleness is counted whether or not the span is sampled: metrics are never sampled.
         contract = (
@@ -134,6 +141,8 @@ class ServerMiddleware:
             if contract:
                 attrs.update(contract)
             span.set_attributes(attrs)
+            if self._request_hook is not None:
+                _hooks.run("server_request_hook", self._request_hook, span, ctx)
         call = _Call()
         call.method = method
         call.names_target = target
@@ -191,6 +200,8 @@ class ServerMiddleware:
                 after = _AFTER.get(call.method)
                 if after is not None:
                     attrs = after(self, call, ctx, result)
+                if self._response_hook is not None and call.span.is_recording():
+                    _hooks.run("server_response_hook", self._response_hook, call.span, result)
             else:
                 cls = _outcome.from_exception(exc, call.method, _initialized(ctx), self._mistake(call, ctx.params))
                 if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:

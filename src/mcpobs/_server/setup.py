@@ -23,6 +23,7 @@ ASGI middleware of an app that already serves (Starlette has built its stack).
 
 from __future__ import annotations
 
+import weakref
 from functools import partial
 from typing import Any
 
@@ -52,7 +53,8 @@ class ServerSetup:
         ours = ServerMiddleware(self.telemetry, server)
         for i, middleware in enumerate(chain):
             if isinstance(middleware, OpenTelemetryMiddleware | ServerMiddleware):
-                ours.replaced = middleware if isinstance(middleware, OpenTelemetryMiddleware) else None
+                # Taking over from another mcpobs middleware (`instrument_server`): inherit what it replaced.
+                ours.replaced = middleware.replaced if isinstance(middleware, ServerMiddleware) else middleware
                 chain[i] = ours
                 break
         else:
@@ -101,8 +103,8 @@ class ServerSetup:
         wrapped(*args, **kwargs)
         with guarded("server adoption"):
             server = instance.server
-            if any(isinstance(m, ServerMiddleware) and m.telemetry is self.telemetry for m in server.middleware):
-                return
+            if any(isinstance(m, ServerMiddleware) for m in server.middleware):
+                return  # set up already (or by hand, with `instrument_server`)
             self.add_middleware(server)
             owner = _mcpserver_of(server)
             if owner is not None:
@@ -123,6 +125,34 @@ class ServerSetup:
             Patch("mcp.server.runner", "ServerRunner.__init__", self.runner_init),
             Patch("mcp.server.lowlevel.server", "Server.streamable_http_app", self.app_factory),
         ]
+
+
+_by_hand: weakref.WeakKeyDictionary[Any, Changes] = weakref.WeakKeyDictionary()
+"""Servers set up with `instrument_server`, and how to undo each."""
+
+
+def instrument_server(server: Any, telemetry: Telemetry) -> None:
+    """Steps 2 to 4 for one server, by hand; `uninstrument_server` undoes them."""
+    from mcp.server.mcpserver import MCPServer
+
+    uninstrument_server(server)
+    changes = Changes()
+    setup = ServerSetup(telemetry, changes)
+    if isinstance(server, MCPServer):
+        setup.add_middleware(server._lowlevel_server)
+        setup.set_up(server)
+    else:
+        setup.add_middleware(server)
+        owner = _mcpserver_of(server)
+        if owner is not None:
+            setup.set_up(owner)
+    _by_hand[server] = changes
+
+
+def uninstrument_server(server: Any) -> None:
+    changes = _by_hand.pop(server, None)
+    if changes is not None:
+        changes.undo()
 
 
 def _remove_middleware(server: Any, telemetry: Telemetry) -> None:

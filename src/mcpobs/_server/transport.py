@@ -143,12 +143,13 @@ class TransportBoundary:
             if ambient.is_valid:
                 links = [Link(ambient)]
         # A client_error is the caller's mistake: no error.type and no ERROR status (#404).
-        span = self.telemetry.tracer.start_span(
-            name, context=parent, kind=SpanKind.SERVER, attributes=attrs, links=links, start_time=start
-        )
-        if failed:
-            span.set_status(StatusCode.ERROR, attrs[S.ERROR_TYPE])
-        span.end()
+        if method not in self.telemetry.settings.excluded_methods:
+            span = self.telemetry.tracer.start_span(
+                name, context=parent, kind=SpanKind.SERVER, attributes=attrs, links=links, start_time=start
+            )
+            if failed:
+                span.set_status(StatusCode.ERROR, attrs[S.ERROR_TYPE])
+            span.end()
         self.telemetry.server_requests.add(1, labels)
 
 
