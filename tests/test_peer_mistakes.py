@@ -143,3 +143,32 @@ def test_a_request_with_a_null_id_is_not_a_successful_request(mcpobs_telemetry):
     assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {S.MCP_METHOD_NAME: "tools/list", S.OUTCOME: "ok"}) == 0
     latency = {S.MCP_METHOD_NAME: "tools/list", S.OUTCOME: "ok"}
     assert mcpobs_telemetry.total(S.SERVER_OPERATION_DURATION.name, latency) == 0
+
+
+def test_a_request_with_a_null_id_over_stdio_is_not_a_successful_request(tmp_path):
+    import subprocess
+    import sys
+
+    from transports import HERE, read_spans
+
+    spans_file = tmp_path / "spans.jsonl"
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": None, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},  # answered only after the null-id one was handled
+    ]
+    done = subprocess.run(
+        [sys.executable, str(HERE / "stdio_server.py"), str(spans_file)],
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1, 2]
+    listings = [s for s in read_spans(spans_file) if s["name"] == "tools/list"]
+    assert sorted((s["attributes"][S.OUTCOME], s["attributes"].get(S.FAILURE_BOUNDARY)) for s in listings) == [
+        ("client_error", "transport"),
+        ("ok", None),
+    ]
