@@ -71,6 +71,15 @@ def instrument(**options: Any) -> None:
     instrumentor = MCPInstrumentor()
     if instrumentor.is_instrumented_by_opentelemetry:
         return
+    from mcpobs._core.config import settings_from
+
+    settings_from(options)  # a bad option fails here, before anything global is configured
+    if options.get("tracer_provider") is None and options.get("meter_provider") is None:
+        from mcpobs._core import autoconfig
+        from mcpobs._core.guard import guarded
+
+        with guarded("configure from OTEL_* variables"):
+            autoconfig.configure()
     instrumentor.instrument(**options)
 
 

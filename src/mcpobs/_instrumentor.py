@@ -12,9 +12,7 @@ from typing import Any
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
 from mcpobs._client import seams as _client
-from mcpobs._core import autoconfig as _autoconfig
 from mcpobs._core.config import settings_from
-from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Changes
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
@@ -32,7 +30,10 @@ class MCPInstrumentor(BaseInstrumentor):
 
     `opentelemetry-instrument` finds it through the `opentelemetry_instrumentor` entry
     point named `mcpobs`; `OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcpobs` turns it off.
-    In code, prefer `mcpobs.instrument()`.
+    In code, prefer `mcpobs.instrument()`, which also configures OpenTelemetry from the
+    `OTEL_*` variables when nothing else did; `instrument()` here (as contrib's do) only
+    instruments, onto the providers given or the global ones. Under `opentelemetry-instrument`
+    the configuring is done by an `opentelemetry_pre_instrument` hook (`_core.zero_code`).
     """
 
     _changes: Changes | None = None
@@ -42,9 +43,6 @@ class MCPInstrumentor(BaseInstrumentor):
 
     def _instrument(self, **kwargs: Any) -> None:
         settings = settings_from(kwargs)
-        if kwargs.get("tracer_provider") is None and kwargs.get("meter_provider") is None:
-            with guarded("configure from OTEL_* variables"):
-                _autoconfig.configure()
         telemetry = Telemetry(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         changes = self._changes = Changes()
         _transport.activate(telemetry)

@@ -1,0 +1,27 @@
+"""Zero-code use: `opentelemetry-instrument python app.py` with nothing else configured.
+
+`opentelemetry-instrument` runs the installed distro and configurators, then the
+`opentelemetry_pre_instrument` hooks, then every instrumentor. This hook (registered under
+that group) sets SDK providers from the `OTEL_*` variables for the signals nobody set (a
+distro that configured them wins), so the instrumentor itself never configures anything:
+instrumenting stays free of global side effects, as contrib instrumentors are.
+"""
+
+from __future__ import annotations
+
+import os
+
+from mcpobs._core.guard import guarded
+
+_DISABLED = "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"
+
+
+def configure() -> None:
+    """The `opentelemetry_pre_instrument` entry point; skipped when mcpobs is disabled."""
+    disabled = {name.strip() for name in os.environ.get(_DISABLED, "").split(",")}
+    if "mcpobs" in disabled or "*" in disabled:
+        return
+    from mcpobs._core import autoconfig
+
+    with guarded("configure from OTEL_* variables"):
+        autoconfig.configure()
