@@ -93,7 +93,8 @@ class PendingRounds:
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         result = await call_next(ctx)
-        if ctx.method in ROUND_METHODS:
+        # Most results ask for nothing: one type test, and no guard or state lookup, decides that.
+        if ctx.method in ROUND_METHODS and is_input_required(result):
             with guarded("mrtr pending round"):
                 _note_pending(result)
         return result
@@ -101,7 +102,7 @@ class PendingRounds:
 
 def _note_pending(result: Any) -> None:
     state = _state.current()
-    if state is None or not is_input_required(result):
+    if state is None:
         return
     if state.round is None:
         state.round = 1  # the first request of an exchange
