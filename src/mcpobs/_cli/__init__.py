@@ -1,1 +1,2 @@
-"""`python -m mcpobs`: the demo, the reference page and the contract snapshot and diff."""
+"""`python -m mcpobs`: the demo, the generated pages (reference, conventions, tail sampling),
+the Jaeger query URL, and the contract snapshot and diff."""

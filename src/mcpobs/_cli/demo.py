@@ -1,4 +1,4 @@
-"""`python -m mcpobs demo`: the shop of the seeds, instrumented, driven through every outcome.
+"""`python -m mcpobs demo`: a small shop server, instrumented, driven through every outcome.
 
 With no backend configured the traces are printed as trees and the metrics as a summary;
 with ``OTEL_EXPORTER_OTLP_ENDPOINT`` set, everything goes to that endpoint instead.

@@ -1,6 +1,7 @@
 """Configure OpenTelemetry from the standard `OTEL_*` variables when the application has not.
 
-`instrument()` with no providers calls `configure()`. A signal whose global provider the
+`mcpobs.instrument()` with no providers calls `configure()` (and so does the zero-code hook,
+`zero_code.py`; `MCPInstrumentor` itself never does). A signal whose global provider the
 application already set (its own code, or `opentelemetry-instrument`) is left alone; any other
 gets an SDK provider with a batch exporter chosen by `OTEL_{TRACES,METRICS,LOGS}_EXPORTER`,
 set as the global provider and flushed at exit (the SDK providers register that themselves).

@@ -1,8 +1,9 @@
 """Who called, and what they found: client identity on spans and one log line per session.
 
-After "Failure boundaries before your handler": a session that describes itself (client,
-version, tools offered, capabilities) turns "the tool call returns an error" into a
-diagnosis, and a server answering with no tools says so plainly (`tools=0`).
+Most "the tool call returns an error" reports are decided before any handler runs (a
+client too old, a tool not offered). A session that describes itself (client, version,
+tools offered, capabilities) turns such a report into a diagnosis, and a server answering
+with no tools says so plainly (`tools=0`).
 """
 
 from __future__ import annotations

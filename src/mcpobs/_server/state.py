@@ -1,8 +1,9 @@
 """The per-request state the server middleware shares with the hooks deeper in the call.
 
 One contextvar, owned here. The middleware sets it for the duration of a request; the tool,
-progress and subscription hooks read it. Child tasks inherit it, so a tool's worker
-threads and task groups see their request.
+progress and round hooks write what they learn into its named fields, and the middleware
+writes those onto the span when the request ends. Child tasks inherit it, so a tool's
+worker threads and task groups see their request.
 """
 
 from __future__ import annotations

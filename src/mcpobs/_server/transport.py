@@ -142,7 +142,7 @@ class TransportBoundary:
             ambient = trace.get_current_span().get_span_context()
             if ambient.is_valid:
                 links = [Link(ambient)]
-        # A client_error is the caller's mistake: no error.type and no ERROR status (#404).
+        # A client_error is the caller's mistake: no error.type and no ERROR status (semantic-conventions-genai #404).
         if method not in self.telemetry.settings.excluded_methods:
             span = self.telemetry.tracer.start_span(
                 name, context=parent, kind=SpanKind.SERVER, attributes=attrs, links=links, start_time=start
