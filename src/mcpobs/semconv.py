@@ -243,7 +243,9 @@ OUTPUT_VALIDATION: Final = "output_validation"
 TIMEOUT: Final = "timeout"
 """``error.type`` on a client span when the call timed out."""
 
-EXECUTE_TOOL: Final = _gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value
+# The package marks the enum deprecated (gen_ai.operation.name moves namespace); the MCP
+# conventions pinned here still use it, and the value is the same.
+EXECUTE_TOOL: Final = _gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value  # pyright: ignore[reportDeprecated]
 """``gen_ai.operation.name`` for tools/call."""
 
 # --- Bounds --------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import socket
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any, TextIO
 
@@ -90,7 +90,7 @@ def build_shop() -> MCPServer:
 
 
 @contextmanager
-def _serve(app: Any) -> Iterator[str]:
+def _serve(app: Any) -> Generator[str, None, None]:
     import uvicorn
 
     sock = socket.socket()

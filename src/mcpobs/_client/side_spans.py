@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any
 
@@ -46,7 +46,7 @@ class SideSpans:
         return self._sdk_span(args, kwargs)
 
     @contextmanager
-    def _sdk_span(self, args: Any, kwargs: Any) -> Iterator[Span]:
+    def _sdk_span(self, args: Any, kwargs: Any) -> Generator[Span, None, None]:
         call = calls.current()
         if call is not None and trace.get_current_span() is call.span:
             # mcpobs's span is current: the SDK injects it. Keep the request id; yield a
@@ -61,7 +61,7 @@ class SideSpans:
             yield span
 
     @contextmanager
-    def _outbound_span(self, kwargs: Any) -> Iterator[Span]:
+    def _outbound_span(self, kwargs: Any) -> Generator[Span, None, None]:
         span = None
         token = None
         with guarded("outbound request span"):

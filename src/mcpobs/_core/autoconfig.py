@@ -107,7 +107,8 @@ def tracing_configured() -> bool:
 
 def metrics_configured() -> bool:
     """Whether someone already set the global meter provider (the API's default is a proxy)."""
-    from opentelemetry.metrics._internal import _ProxyMeterProvider
+    # The API exports no name for its default proxy; this is the one way to tell "not set".
+    from opentelemetry.metrics._internal import _ProxyMeterProvider  # pyright: ignore[reportPrivateUsage]
 
     return not isinstance(metrics.get_meter_provider(), _ProxyMeterProvider)
 

@@ -144,6 +144,6 @@ def _failure(signal: str) -> Any:
         from opentelemetry.sdk.metrics.export import MetricExportResult
 
         return MetricExportResult.FAILURE
-    from opentelemetry.sdk._logs.export import LogExportResult
+    from opentelemetry.sdk._logs.export import LogRecordExportResult
 
-    return LogExportResult.FAILURE
+    return LogRecordExportResult.FAILURE

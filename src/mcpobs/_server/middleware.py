@@ -245,12 +245,12 @@ class ServerMiddleware:
 
     # What a successful reply adds to the span, by method.
 
-    def _after_tools_call(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
+    def after_tools_call(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
         if not self.telemetry.settings.capture_content or not call.span.is_recording():
             return None
         return {S.GEN_AI_TOOL_CALL_RESULT: _content.result(result, self.telemetry.settings)}
 
-    def _after_tools_list(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
+    def after_tools_list(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
         tools = result.get("tools") if isinstance(result, dict) else None
         if not isinstance(tools, list) or not call.span.is_recording():
             return None
@@ -261,7 +261,7 @@ class ServerMiddleware:
             attrs[S.CATALOG_CACHE_SCOPE] = self.telemetry.bound(scope)
         return attrs
 
-    def _after_session(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
+    def after_session(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
         """Logged for every session, sampled or not: it is the one record of what a client found."""
         capabilities = result.get("capabilities") if isinstance(result, dict) else None
         offered = self.names.offered_counts(capabilities if isinstance(capabilities, dict) else {})
@@ -308,10 +308,10 @@ class ServerMiddleware:
 
 
 _AFTER = {
-    "tools/call": ServerMiddleware._after_tools_call,
-    "tools/list": ServerMiddleware._after_tools_list,
-    "server/discover": ServerMiddleware._after_session,
-    "initialize": ServerMiddleware._after_session,
+    "tools/call": ServerMiddleware.after_tools_call,
+    "tools/list": ServerMiddleware.after_tools_list,
+    "server/discover": ServerMiddleware.after_session,
+    "initialize": ServerMiddleware.after_session,
 }
 
 

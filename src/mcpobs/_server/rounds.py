@@ -125,11 +125,11 @@ def install(server: Any) -> bool:
         return False
     for i, middleware in enumerate(chain):
         if isinstance(middleware, RequestStateBoundary):
-            own = middleware._security
+            own = middleware._security  # pyright: ignore[reportPrivateUsage]  # the SDK has no public setter
             security = copy.copy(own)  # private; the caller's policy object stays as it was
             if not isinstance(security.codec, RoundCodec):
                 security.codec = RoundCodec(security.codec)
-            middleware._security = security
+            middleware._security = security  # pyright: ignore[reportPrivateUsage]
             chain.insert(i + 1, PendingRounds(middleware, own))
             return True
     return False  # no boundary (a lowlevel Server without one): rounds are not counted

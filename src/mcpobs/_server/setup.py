@@ -145,7 +145,7 @@ def instrument_server(server: Any, telemetry: Telemetry) -> None:
     changes = Changes()
     setup = ServerSetup(telemetry, changes)
     if isinstance(server, MCPServer):
-        setup.add_middleware(server._lowlevel_server)
+        setup.add_middleware(server._lowlevel_server)  # pyright: ignore[reportPrivateUsage]  # no public accessor
         setup.set_up(server)
     else:
         setup.add_middleware(server)

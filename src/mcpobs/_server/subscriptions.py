@@ -25,7 +25,7 @@ for nothing happening, which mcpobs deliberately does not send.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -175,7 +175,7 @@ class ObservedSubscriptionBus:
 
     @staticmethod
     @contextmanager
-    def extract(carrier: Mapping[str, str] | None) -> Iterator[None]:
+    def extract(carrier: Mapping[str, str] | None) -> Generator[None, None, None]:
         """Make the publisher's context current while you hand an arrived event to the listeners."""
         token = None
         with guarded("subscription context extract"):
