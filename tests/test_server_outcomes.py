@@ -65,10 +65,15 @@ async def test_crash_in_a_tool_is_a_server_error_with_the_exception(mcpobs_telem
     (span,) = server_spans(mcpobs_telemetry, "tools/call quote_refund")
     assert span.attributes[S.OUTCOME] == "server_error"
     assert span.attributes[S.FAILURE_BOUNDARY] == "handler"
-    assert span.attributes[S.ERROR_TYPE] == "RuntimeError"
+    # On the wire an isError result: error.type is tool_error, as the client records it (the
+    # conventions' value); the exception's class is in the exception event.
+    assert span.attributes[S.ERROR_TYPE] == "tool_error"
     assert span.status.status_code is StatusCode.ERROR
+    assert span.status.description == "refund ledger corrupted"
     (event,) = [e for e in span.events if e.name == "exception"]
     assert event.attributes["exception.type"].endswith("RuntimeError")
+    (client,) = [s for s in mcpobs_telemetry.spans_named("tools/call quote_refund") if s is not span]
+    assert client.attributes[S.ERROR_TYPE] == span.attributes[S.ERROR_TYPE]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

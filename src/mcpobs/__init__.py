@@ -63,6 +63,8 @@ def instrument(**options: Any) -> None:
       record tool arguments and results.
     - ``max_content_length`` (16384), ``redact`` (a function): bound and filter captured content.
     - ``record_user`` (False): record the verified token's subject as ``user.id``.
+    - ``record_session_id`` (True) and ``session_id_key`` (None): a legacy Streamable HTTP
+      session's id as ``mcp.session.id``, or with a key its keyed hash (docs/privacy.md).
     - ``clients`` (True): also instrument the SDK's ``Client``; False instruments servers only.
 
     A bad option raises `ConfigurationError` saying how to fix it. A server built before this

@@ -18,6 +18,7 @@ from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
 from mcpobs._server import middleware as _middleware
 from mcpobs._server import progress as _progress
+from mcpobs._server import sessions as _sessions
 from mcpobs._server import subscriptions as _subscriptions
 from mcpobs._server import transport as _transport
 from mcpobs._server.setup import ServerSetup
@@ -52,6 +53,7 @@ class MCPInstrumentor(BaseInstrumentor):
         changes.wrap(_transport.patches())
         changes.wrap(_cancellation.patches())
         changes.wrap(_progress.patches(telemetry))
+        changes.wrap(_sessions.patches())
         changes.wrap(_subscriptions.patches(telemetry))
         changes.on_undo("subscriptions", _subscriptions.deactivate)
         if settings.clients:

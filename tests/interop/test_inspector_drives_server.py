@@ -82,7 +82,7 @@ def test_tool_outcomes_over_http(mcpobs_telemetry, shop_url):
     assert [outcome_of(s) for s in calls] == [
         ("tools/call get_order_status", "ok", None, None, StatusCode.UNSET),
         ("tools/call get_order_status", "tool_error", "handler", "tool_error", StatusCode.ERROR),
-        ("tools/call quote_refund", "server_error", "handler", "RuntimeError", StatusCode.ERROR),
+        ("tools/call quote_refund", "server_error", "handler", "tool_error", StatusCode.ERROR),
         ("tools/call quote_refund", "client_error", "arguments", None, StatusCode.UNSET),
     ]
     for span in calls:
@@ -96,7 +96,7 @@ def test_tool_outcomes_over_http(mcpobs_telemetry, shop_url):
     tool = {S.MCP_METHOD_NAME: "tools/call"}
     assert counted(mcpobs_telemetry, **tool, **{S.GEN_AI_TOOL_NAME: "get_order_status", S.OUTCOME: "ok"}) == 1
     assert counted(mcpobs_telemetry, **tool, **{S.OUTCOME: "tool_error", S.FAILURE_BOUNDARY: "handler"}) == 1
-    assert counted(mcpobs_telemetry, **tool, **{S.OUTCOME: "server_error", S.ERROR_TYPE: "RuntimeError"}) == 1
+    assert counted(mcpobs_telemetry, **tool, **{S.OUTCOME: "server_error", S.ERROR_TYPE: "tool_error"}) == 1
     assert counted(mcpobs_telemetry, **tool, **{S.OUTCOME: "client_error", S.FAILURE_BOUNDARY: "arguments"}) == 1
     durations = mcpobs_telemetry.points(S.SERVER_OPERATION_DURATION.name)
     assert sum(p.count for p in durations if p.attributes[S.MCP_METHOD_NAME] == "tools/call") == 4

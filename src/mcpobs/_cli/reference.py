@@ -30,9 +30,10 @@ def render() -> str:
     ]
     for outcome in S.Outcome:
         error = outcome in S.ERROR_OUTCOMES
-        error_type = {"tool_error": "`tool_error`", "server_error": "exception class or JSON-RPC code"}.get(
-            outcome.value, "none"
-        )
+        error_type = {
+            "tool_error": "`tool_error`",
+            "server_error": "JSON-RPC code; `tool_error` for a tool that raised; else exception class",
+        }.get(outcome.value, "none")
         lines.append(
             _row(
                 f"`{outcome.value}`",

@@ -39,11 +39,13 @@ class ClientCall:
         "awaiting_send",
         "cls",
         "context",
+        "description",
         "elapsed",
         "fingerprint",
         "labels_key",
         "method",
         "op",
+        "request_id",
         "session",
         "span",
         "start",
@@ -58,6 +60,10 @@ class ClientCall:
         self.start = time.perf_counter()
         self.elapsed: float | None = None
         self.cls: Classification | None = None
+        self.request_id: str | None = None
+        """In process, the id the dispatcher gave the request (written on the span at its end)."""
+        self.description: str | None = None
+        """The span status description when it failed: the JSON-RPC error's or the exception's message."""
         self.awaiting_send = False
         """True while `ClientSession.call_tool` holds the span and its `send_request` has not taken it."""
         self.op: Operation | None = None

@@ -78,6 +78,8 @@ def become_anchor(call: ClientCall, cls: Classification) -> bool:
     op = call.op
     assert op is not None
     op.last = cls
+    if op.anchor is not None:
+        op.anchor.description = call.description  # the anchor ends with the last round's outcome
     if op.anchor is None and cls.outcome is Outcome.PENDING_INPUT:
         op.anchor = call
         if call.span.is_recording():

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpobs._client import calls, classify, memory, wire
+from mcpobs import semconv as S
+from mcpobs._client import calls, classify, http, lifetime, memory, wire
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall, Outbound
 from mcpobs._client.listen import ListenStream
 from mcpobs._client.negotiation import Negotiator
 from mcpobs._client.side_spans import SideSpans
 from mcpobs._client.spans import ClientSpans
+from mcpobs._core import content as _content
+from mcpobs._core import outcome as _outcome
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
@@ -29,6 +32,7 @@ class ClientSeams:
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.spans = ClientSpans(telemetry)
+        self.telemetry = telemetry
 
     async def send_request(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.send_request`: the span for one request."""
@@ -99,6 +103,10 @@ class ClientSeams:
             call = self.spans.try_open(instance, "tools/call", {"name": name})
             if call is not None and call.fingerprint is not None:
                 kwargs = wire.with_fingerprint(kwargs, call.fingerprint)
+            settings = self.telemetry.settings
+            if call is not None and settings.capture_content and call.span.is_recording():
+                arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
+                call.span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, _content.sent_arguments(arguments, settings))
         if call is None:
             return await wrapped(*args, **kwargs)
         call.awaiting_send = True
@@ -109,9 +117,16 @@ class ClientSeams:
             calls.leave(tokens)
             if classify.failed_validation(call.cls, exc):
                 call.cls = classify.OUTPUT_VALIDATION
+                call.description = _outcome.description(exc)
             self.spans.finish(call, exc)
             raise
         calls.leave(tokens)
+        settings = self.telemetry.settings
+        if settings.capture_content and call.span.is_recording():
+            with guarded("client tool result"):
+                captured = _content.received_result(result, settings)
+                if captured is not None:
+                    call.span.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, captured)
         self.spans.finish(call)
         return result
 
@@ -159,11 +174,29 @@ class ClientSeams:
         return await wrapped(*args, **kwargs)
 
     async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `Client._build_session`: learn where the session's server is."""
-        session = await wrapped(*args, **kwargs)
+        """Wraps `Client._build_session`: learn where the session's server is, and its transport."""
+        token = http.start_building()
+        try:
+            session = await wrapped(*args, **kwargs)
+        except BaseException:
+            http.finish_building(token, None)
+            raise
+        remembered = None
         with guarded("client connection attributes"):
-            memory.remember_connection(session, instance.server)
+            remembered = memory.remember_connection(session, instance.server)
+        http.finish_building(token, remembered)
         return session
+
+    def direct_context(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `DirectDispatcher._make_context`: in process the request's id is minted on the
+        receiving side; the sending call's span (still current) records it there."""
+        context = wrapped(*args, **kwargs)
+        request_id = kwargs.get("request_id")
+        if request_id is not None:
+            call = calls.sending()
+            if call is not None:
+                call.request_id = request_id  # written with the outcome, in one call
+        return context
 
 
 def _session_of(client: Any) -> Any:
@@ -198,4 +231,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_JSONRPC, "otel_span", side.otel_span),
         Patch(_JSONRPC, "JSONRPCDispatcher.send_raw_request", seams.jsonrpc_send),
         Patch(_JSONRPC, "JSONRPCDispatcher.notify", seams.notify),
+        Patch("mcp.shared.direct_dispatcher", "DirectDispatcher._make_context", seams.direct_context),
+        *http.patches(telemetry.settings),
+        *lifetime.patches(telemetry),
     ]

@@ -25,10 +25,11 @@ from opentelemetry.trace import INVALID_SPAN, Link, NonRecordingSpan, Span, Span
 from mcpobs import semconv as S
 from mcpobs._client import calls, classify, memory
 from mcpobs._client import rounds as _rounds
+from mcpobs._core import labels as _labels
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.guard import guarded
-from mcpobs._core.labels import LabelSets
+from mcpobs._core.labels import LabelSets, Network
 from mcpobs._core.methods import KNOWN_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import Classification
@@ -119,12 +120,8 @@ class SideSpans:
                 if request_id is not None:
                     attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
                 version = bounded_version(getattr(instance, "protocol_version", None))
-                connection = memory.connection(instance) or {}
-                transport = connection.get(S.NETWORK_TRANSPORT)
-                key = (known, version, None, None, transport)
+                key = (known, version, None, None, _answering(memory.network(instance)))
                 attrs.update(self.labels.base(key))
-                if S.NETWORK_PROTOCOL_NAME in connection:
-                    attrs[S.NETWORK_PROTOCOL_NAME] = connection[S.NETWORK_PROTOCOL_NAME]
             if known in self.telemetry.settings.excluded_methods:  # no span; the metric still counts it
                 span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
             else:
@@ -154,6 +151,13 @@ class SideSpans:
                 with guarded("input request duration"):
                     labels, _ = self.labels.with_outcome(key, cls)
                     self.telemetry.server_duration.record(time.perf_counter() - start, labels)
+
+
+def _answering(network: Network | None) -> Network | None:
+    """The labels of the side answering a server's request: its transport, not the server's address."""
+    if network is None:
+        return None
+    return _labels.network({k: v for k, v in network.labels.items() if k not in (S.SERVER_ADDRESS, S.SERVER_PORT)})
 
 
 def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:

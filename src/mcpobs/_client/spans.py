@@ -58,19 +58,17 @@ class ClientSpans:
                 listed = getattr(session, "_tool_output_schemas", None) if known == "tools/call" else None
                 bounded = self.names.bound(raw, listed if isinstance(listed, Mapping) else None)
                 target = None if bounded == S.OTHER else bounded
-        connection = memory.connection(session)
-        transport = connection.get(S.NETWORK_TRANSPORT) if connection else None
-        labels_key = (known, version, target_attr if bounded is not None else None, bounded, transport)
+        remembered = memory.remembered(session)
+        network = remembered.network if remembered is not None else None
+        labels_key = (known, version, target_attr if bounded is not None else None, bounded, network)
         labels = self.labels.base(labels_key)
         attrs: dict[str, Any] = dict(labels)
         if raw is not None and target_attr is not None and raw != bounded:
             attrs[target_attr] = tel.bound(raw)  # the name as sent, when the label had to bound it
-        if known == "tools/call":
-            attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
-        elif known == "resources/read" and params and isinstance(params.get("uri"), str):
+        if known == "resources/read" and params and isinstance(params.get("uri"), str):
             attrs[S.MCP_RESOURCE_URI] = tel.bound(params["uri"])
-        if connection:
-            attrs.update(connection)
+        if remembered is not None and remembered.connection:
+            attrs.update(remembered.connection)  # where the server is; a legacy session's id
         op, parent = _rounds.next_round(session, method, attrs)
         if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
@@ -106,7 +104,11 @@ class ClientSpans:
         """Classify the request's reply; the span may stay open for `call_tool`."""
         with guarded("client classification"):
             call.elapsed = time.perf_counter() - call.start
-            call.cls = classify.from_exception(exc) if exc is not None else classify.from_result(result)
+            if exc is not None:
+                call.cls = classify.from_exception(exc)
+                call.description = _outcome.description(exc)
+            else:
+                call.cls = classify.from_result(result)
             if call.cls is _outcome.PENDING_INPUT and call.span.is_recording():
                 call.span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
             elif call.method == "tools/list" and exc is None:
@@ -124,6 +126,7 @@ class ClientSpans:
             if call.cls is None:  # the request never ran (e.g. call_tool failed before sending)
                 call.elapsed = time.perf_counter() - call.start
                 call.cls = classify.from_exception(exc) if exc is not None else _outcome.OK
+                call.description = _outcome.description(exc)
             cls = call.cls
             if call.op is not None and _rounds.become_anchor(call, cls):
                 self.record(call, cls)
@@ -143,6 +146,8 @@ class ClientSpans:
         span = call.span
         if span.is_recording():
             attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
+            if call.request_id is not None:
+                attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(call.request_id)
             if cls.error_type is not None:
                 attrs[S.ERROR_TYPE] = cls.error_type
             if cls.rpc_code is not None:
@@ -151,7 +156,7 @@ class ClientSpans:
             if cls.error_type is not None:  # on the client every failed request is an error
                 if exc is not None and cls.error_type == type(exc).__qualname__:
                     span.record_exception(exc)  # a local failure; server messages stay out
-                span.set_status(StatusCode.ERROR, cls.error_type)
+                span.set_status(StatusCode.ERROR, call.description)
         span.end(end_time)
 
     def end_operation(self, op: _rounds.Operation, exc: BaseException | None) -> None:
@@ -162,6 +167,7 @@ class ClientSpans:
         cls = op.last
         if exc is not None and (cls is None or cls.outcome is Outcome.PENDING_INPUT):
             cls = classify.from_exception(exc)  # e.g. an input the host refused, or rounds exhausted
+            anchor.description = _outcome.description(exc)
         try:
             self.end_span(anchor, cls or _outcome.OK, exc)
         except Exception as err:

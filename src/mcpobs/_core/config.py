@@ -32,6 +32,10 @@ class Settings:
     max_content_length: int = semconv.DEFAULT_MAX_CONTENT_LENGTH
     redact: Redactor | None = None
     record_user: bool = False
+    record_session_id: bool = True
+    """Record the transport's session id as `mcp.session.id`, as the conventions recommend."""
+    session_id_key: bytes | None = None
+    """When set, `mcp.session.id` is a keyed hash of the id (HMAC-SHA256), not the id itself."""
     clients: bool = True
     """Instrument the SDK's `Client` too; False leaves outbound calls to the SDK."""
     excluded_methods: frozenset[str] = frozenset()
@@ -51,6 +55,19 @@ def _positive_int(name: str, value: object) -> int:
 def _flag(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise ConfigurationError(f"instrument({name}={value!r}): expected True or False.")
+    return value
+
+
+def _key(value: object) -> bytes | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.encode()
+    if not isinstance(value, bytes) or len(value) < 16:
+        raise ConfigurationError(
+            f"instrument(session_id_key={value!r}): expected a secret of at least 16 bytes (str or bytes); "
+            f"{semconv.MCP_SESSION_ID} is then recorded as its keyed hash."
+        )
     return value
 
 
@@ -117,6 +134,8 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         ),
         redact=redact,
         record_user=bool(kwargs.get("record_user", False)),
+        record_session_id=_flag("record_session_id", kwargs.get("record_session_id", True)),
+        session_id_key=_key(kwargs.get("session_id_key")),
         clients=_flag("clients", kwargs.get("clients", True)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
         **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},

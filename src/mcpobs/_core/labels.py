@@ -60,11 +60,58 @@ class LabelSets:
 
 
 def base_labels(key: tuple[Any, ...]) -> Labels:
-    """Labels of one bounded request key: (method, version, target attribute, target, transport)."""
-    method, version, target_attr, target, transport = key
+    """Labels of one bounded request key: (method, version, target attribute, target, `Network`)."""
+    method, version, target_attr, target, network = key
     labels: Labels = {S.MCP_METHOD_NAME: method, S.MCP_PROTOCOL_VERSION: version}
+    if method == "tools/call":
+        labels[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
     if target_attr is not None:
         labels[target_attr] = target
-    if transport is not None:
-        labels[S.NETWORK_TRANSPORT] = transport
+    if network is not None:
+        labels.update(network.labels)
     return labels
+
+
+class Network:
+    """The network labels of a connection (transport, HTTP version, the client's server), interned.
+
+    One object per distinct set, compared and hashed by identity: a request key holding one
+    costs no more to look up than one holding a string.
+    """
+
+    __slots__ = ("labels",)
+
+    def __init__(self, labels: Labels) -> None:
+        self.labels = labels
+
+
+_networks: dict[tuple[tuple[str, Any], ...], Network] = {}
+
+HTTP_VERSIONS = frozenset({"1.0", "1.1", "2", "3"})
+"""`network.protocol.version` values recorded; another value is left out, never a new series."""
+
+
+def network(labels: Labels) -> Network | None:
+    """The interned `Network` for these labels (None for none). Called once per connection, not per request."""
+    if not labels:
+        return None
+    items = tuple(sorted(labels.items()))
+    found = _networks.get(items)
+    if found is None:
+        found = Network(dict(items))
+        if len(_networks) < _MAX:
+            _networks[items] = found
+    return found
+
+
+def http_network(version: object, extra: Labels | None = None) -> Network | None:
+    """Streamable HTTP: tcp, http and the HTTP version when it is a known one."""
+    labels: Labels = {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http"}
+    if version in HTTP_VERSIONS:
+        labels[S.NETWORK_PROTOCOL_VERSION] = version
+    if extra:
+        labels.update(extra)
+    return network(labels)
+
+
+PIPE = network({S.NETWORK_TRANSPORT: "pipe"})

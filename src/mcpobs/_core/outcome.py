@@ -45,6 +45,23 @@ NOT_A_REQUEST = Classification(Outcome.CLIENT_ERROR, Boundary.TRANSPORT)
 """A request method sent without an id (`"id": null`): JSON-RPC's invalid request, left unanswered."""
 
 
+TOOL_CRASH = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, semconv.TOOL_ERROR)
+"""A tool that raised unexpectedly: a server error, but on the wire an `isError` result, so
+`error.type` is `tool_error` as on the client; the exception's class is in the exception event."""
+
+
+def description(exc: BaseException | None) -> str | None:
+    """A span status description: the JSON-RPC error's message, or the exception's, bounded.
+
+    Only for a failure that is a JSON-RPC error or an exception already recorded on the span;
+    a tool's `isError` result has no such message, and its text is content (opt-in only).
+    """
+    if exc is None:
+        return None
+    message = exc.error.message if isinstance(exc, MCPError) else str(exc)
+    return message[: semconv.MAX_STATUS_DESCRIPTION] or None
+
+
 def crash(exc: BaseException) -> Classification:
     return Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, type(exc).__qualname__)
 

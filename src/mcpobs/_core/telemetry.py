@@ -44,6 +44,8 @@ class Telemetry:
         )
         self.server_duration: Histogram = _instrument(meter, semconv.SERVER_OPERATION_DURATION)
         self.client_duration: Histogram = _instrument(meter, semconv.CLIENT_OPERATION_DURATION)
+        self.server_session_duration: Histogram = _instrument(meter, semconv.SERVER_SESSION_DURATION)
+        self.client_session_duration: Histogram = _instrument(meter, semconv.CLIENT_SESSION_DURATION)
         self.server_requests: Tally = _instrument(meter, semconv.SERVER_REQUESTS)
         self.client_requests: Tally = _instrument(meter, semconv.CLIENT_REQUESTS)
         self.progress_reports: Tally = _instrument(meter, semconv.PROGRESS_REPORTS)

@@ -15,20 +15,21 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind, StatusCode
 
 from mcpobs import semconv as S
+from mcpobs._core import content as _content
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
 from mcpobs._core.guard import guarded, report
-from mcpobs._core.labels import LabelSets
+from mcpobs._core.labels import PIPE, LabelSets, Network, http_network
 from mcpobs._core.methods import TARGETED, URI_METHODS
 from mcpobs._core.names import ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
-from mcpobs._server import content as _content
 from mcpobs._server import identity as _identity
+from mcpobs._server import sessions as _sessions
 from mcpobs._server import state as _state
 from mcpobs._server import transport as _transport
 
@@ -70,6 +71,8 @@ class ServerMiddleware:
         self._response_hook = telemetry.settings.server_response_hook
         self.replaced: Any = None
         """The middleware this one took the place of (the SDK's own), put back by `uninstrument()`."""
+        self._http: dict[object, Network | None] = {}
+        """HTTP version -> its network labels (known versions only)."""
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         call = self._start(ctx)
@@ -107,11 +110,16 @@ class ServerMiddleware:
             known = names.tool(raw) if target_attr == S.GEN_AI_TOOL_NAME else names.prompt(raw)
             if known != S.OTHER:
                 target = known
-        transport = _transport_of(ctx)
-        if transport == "tcp":
+        request = ctx.request
+        if request is not None:  # Streamable HTTP
             _transport.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
+            network = self._http_network(request)
+            if method == "initialize":
+                _sessions.note_network(ctx.session._connection, network)
+        else:
+            network = PIPE if _state.transport() == "pipe" else None
         version = bounded_version(ctx.protocol_version)
-        labels_key = (method, version, target_attr, known, transport)
+        labels_key = (method, version, target_attr, known, network)
         labels = self._labels.base(labels_key)
 
         parent = _propagation.extract(ctx.meta)
@@ -137,7 +145,7 @@ class ServerMiddleware:
             self._contract(target, ctx.meta, recording) if target is not None and method == "tools/call" else None
         )
         if recording:
-            attrs = self._attributes(ctx, method, target_attr, known, transport)
+            attrs = self._attributes(ctx, method, target_attr, known)
             if contract:
                 attrs.update(contract)
             span.set_attributes(attrs)
@@ -155,9 +163,16 @@ class ServerMiddleware:
         call.start = time.perf_counter()
         return call
 
-    def _attributes(
-        self, ctx: Any, method: str, target_attr: str | None, known: str | None, transport: str | None
-    ) -> dict[str, Any]:
+    def _http_network(self, request: Any) -> Network | None:
+        version = getattr(request, "scope", {}).get("http_version")
+        found = self._http.get(version, False)
+        if found is False:
+            found = http_network(version)
+            if len(self._http) < 8:  # the ASGI server's few spellings; anything else is not cached
+                self._http[version] = found
+        return found  # type: ignore[return-value]
+
+    def _attributes(self, ctx: Any, method: str, target_attr: str | None, known: str | None) -> dict[str, Any]:
         """Span attributes beyond the labels, for a recording span only."""
         tel = self.telemetry
         params = ctx.params
@@ -168,16 +183,22 @@ class ServerMiddleware:
             raw = params.get("name") if params else None
             if raw is not None and raw != known:
                 attrs[target_attr] = tel.bound(raw)  # the raw name on the span helps find a mangled name
-            if method == "tools/call":
-                attrs[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
-                if tel.settings.capture_content:
-                    attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _content.arguments(params, tel.settings)
+            if method == "tools/call" and tel.settings.capture_content:
+                attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _content.arguments(params, tel.settings)
         elif method in URI_METHODS and params:
             uri = params.get("uri")
             if uri is not None:
                 attrs[S.MCP_RESOURCE_URI] = tel.bound(uri)
-        if transport == "tcp":
-            attrs[S.NETWORK_PROTOCOL_NAME] = "http"
+        request = ctx.request
+        if request is not None:
+            peer = getattr(request, "client", None)  # the ASGI scope's client: (host, port)
+            if peer is not None:
+                attrs[S.CLIENT_ADDRESS] = tel.bound(peer[0])
+                if isinstance(peer[1], int):
+                    attrs[S.CLIENT_PORT] = peer[1]
+        session_id = _sessions.session_id(ctx.session, tel.settings)
+        if session_id is not None:
+            attrs[S.MCP_SESSION_ID] = session_id
         _identity.client_attributes(ctx.session, tel, attrs)
         if tel.settings.record_user:
             _identity.user_attribute(tel, attrs)
@@ -293,7 +314,9 @@ class ServerMiddleware:
                 cause = state.exception or exc
                 if cls.outcome is S.Outcome.SERVER_ERROR and cause is not None:
                     span.record_exception(cause)
-                span.set_status(StatusCode.ERROR, cls.error_type)
+                    span.set_status(StatusCode.ERROR, _outcome.description(cause))
+                else:  # a tool's isError result: no JSON-RPC error, and its text is content
+                    span.set_status(StatusCode.ERROR)
         span.end()
 
     def _record(self, call: _Call, cls: Classification, elapsed: float) -> None:
@@ -313,12 +336,6 @@ _AFTER = {
     "server/discover": ServerMiddleware.after_session,
     "initialize": ServerMiddleware.after_session,
 }
-
-
-def _transport_of(ctx: Any) -> str | None:
-    if ctx.request is not None:
-        return "tcp"
-    return _state.transport()
 
 
 def _http_parent(request: Any) -> Any:
@@ -374,7 +391,7 @@ def _classify_tool_exception(
 
     if isinstance(exc, UnexpectedToolError):
         cause = exc.__cause__ or exc
-        return _outcome.crash(cause), cause
+        return _outcome.TOOL_CRASH, cause
     if isinstance(exc, ToolError):
         name = args[0] if args else kwargs.get("name")
         if exc.__cause__ is None and manager.get_tool(name) is None:

@@ -31,6 +31,7 @@ from mcpobs._core.guard import guarded, report
 from mcpobs._core.patches import Changes, Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import rounds as _rounds
+from mcpobs._server import sessions as _sessions
 from mcpobs._server import subscriptions as _subscriptions
 from mcpobs._server import transport as _transport
 from mcpobs._server.middleware import ServerMiddleware
@@ -99,8 +100,15 @@ class ServerSetup:
             self.set_up(instance)
 
     def runner_init(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
-        """Wraps `ServerRunner.__init__`: a server built before `instrument()` is adopted here."""
+        """Wraps `ServerRunner.__init__`: a server built before `instrument()` is adopted here,
+        and a handshake connection starts its session (`sessions`)."""
         wrapped(*args, **kwargs)
+        try:  # a handshake connection starts a session; a born-ready one (2026-07-28) costs this test
+            connection = instance.connection
+            if not connection.initialized.is_set():
+                _sessions.started(connection, self.telemetry)
+        except Exception as exc:
+            report("session start", exc)
         # In process (mode auto) a runner is built per request: an adopted server costs one test here.
         try:
             if type(instance.server.middleware[0]) is ServerMiddleware:

@@ -28,6 +28,7 @@ from opentelemetry.trace import Link, SpanKind, StatusCode
 from mcpobs import semconv as S
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.guard import guarded, logger
+from mcpobs._core.labels import HTTP_VERSIONS
 from mcpobs._core.methods import SPEC_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.patches import Patch
@@ -115,6 +116,7 @@ class TransportBoundary:
             S.NETWORK_TRANSPORT: "tcp",
             S.NETWORK_PROTOCOL_NAME: "http",
             S.HTTP_RESPONSE_STATUS_CODE: exchange.status,
+            **_peer(scope),
             S.OUTCOME: outcome.value,
             S.FAILURE_BOUNDARY: boundary.value,
             **self.server_attributes,
@@ -151,6 +153,19 @@ class TransportBoundary:
                 span.set_status(StatusCode.ERROR, attrs[S.ERROR_TYPE])
             span.end()
         self.telemetry.server_requests.add(1, labels)
+
+
+def _peer(scope: Any) -> dict[str, Any]:
+    """The HTTP version and the caller's address and port, as the ASGI scope has them."""
+    attrs: dict[str, Any] = {}
+    if scope.get("http_version") in HTTP_VERSIONS:
+        attrs[S.NETWORK_PROTOCOL_VERSION] = scope["http_version"]
+    client = scope.get("client")
+    if client:
+        attrs[S.CLIENT_ADDRESS] = str(client[0])
+        if isinstance(client[1], int):
+            attrs[S.CLIENT_PORT] = client[1]
+    return attrs
 
 
 def _headers(scope: Any) -> dict[str, str]:

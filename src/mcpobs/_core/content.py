@@ -1,4 +1,4 @@
-"""Opt-in capture of tool arguments and results.
+"""Opt-in capture of tool arguments and results, on the server and the client alike.
 
 Off unless the user opts in (`instrument(capture_content=True)` or
 OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT): they carry customers' data. When on,
@@ -35,3 +35,16 @@ def result(value: Any, settings: Settings) -> str | None:
     if not isinstance(value, Mapping):
         return None
     return _render({k: value[k] for k in _RESULT_KEYS if k in value}, settings)
+
+
+def sent_arguments(value: Any, settings: Settings) -> str:
+    """The arguments a client sent with tools/call."""
+    return _render(value, settings)
+
+
+def received_result(value: Any, settings: Settings) -> str | None:
+    """The `CallToolResult` a client received, as the same JSON the server side records."""
+    dump = getattr(value, "model_dump", None)
+    if dump is None:
+        return None
+    return result(dump(by_alias=True, mode="json", exclude_none=True), settings)

@@ -1,0 +1,60 @@
+"""`mcp.client.session.duration`: one sample per `Client`, from entering it to leaving it.
+
+The cost is two wrappers per `Client`, none per request. A `Client` left with an exception
+(other than a cancellation) records its class as `error.type`.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any
+
+from mcpobs import semconv as S
+from mcpobs._client import memory
+from mcpobs._core.guard import guarded
+from mcpobs._core.names import bounded_version
+from mcpobs._core.outcome import is_cancellation
+from mcpobs._core.patches import Patch
+from mcpobs._core.telemetry import Telemetry
+
+_started: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+"""Per entered `Client`'s `ClientSession` (a `Client` itself takes no weak reference): when it was entered."""
+
+
+def patches(telemetry: Telemetry) -> list[Patch]:
+    async def enter(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        start = time.perf_counter()
+        result = await wrapped(*args, **kwargs)
+        with guarded("client session start"):
+            _started[instance._session] = start
+        return result
+
+    async def leave(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        labels = None
+        with guarded("client session end"):
+            start = _started.pop(instance._session, None) if instance._session is not None else None
+            if start is not None:
+                labels = _labels(instance, args[1] if len(args) > 1 else kwargs.get("exc_val"))
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            if labels is not None:
+                with guarded("client session end"):
+                    telemetry.client_session_duration.record(time.perf_counter() - start, labels)  # type: ignore[operator]
+
+    return [
+        Patch("mcp.client.client", "Client.__aenter__", enter),
+        Patch("mcp.client.client", "Client.__aexit__", leave),
+    ]
+
+
+def _labels(client: Any, failure: object) -> dict[str, Any]:
+    session = client._session
+    labels: dict[str, Any] = {S.MCP_PROTOCOL_VERSION: bounded_version(getattr(session, "protocol_version", None))}
+    network = memory.network(session)
+    if network is not None:
+        labels.update(network.labels)
+    if isinstance(failure, BaseException) and not is_cancellation(failure):
+        labels[S.ERROR_TYPE] = type(failure).__qualname__
+    return labels

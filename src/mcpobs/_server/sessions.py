@@ -1,0 +1,109 @@
+"""`mcp.server.session.duration`: one sample per handshake connection, when it closes.
+
+A session is a connection driven by the handshake loop (stdio, legacy Streamable HTTP, the
+legacy in-memory transport): its `Connection` is built before `initialize` and lives until the
+transport closes. A 2026-07-28 request is born ready on a connection of its own and opens no
+session. The runner's construction starts the clock (`setup.ServerSetup.runner_init` calls
+`started`); a callback on the connection's teardown stack, which every driver unwinds in its
+`finally`, stops it. The cost is per session, never per request.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import weakref
+from contextvars import ContextVar
+from typing import Any
+
+from mcpobs import semconv as S
+from mcpobs._core.config import Settings
+from mcpobs._core.guard import guarded
+from mcpobs._core.labels import Network
+from mcpobs._core.names import bounded_version
+from mcpobs._core.outcome import is_cancellation
+from mcpobs._core.patches import Patch
+from mcpobs._core.session_id import session_attribute
+from mcpobs._core.telemetry import Telemetry
+from mcpobs._server import state as _state
+
+
+class _Session:
+    __slots__ = ("network", "start")
+
+    def __init__(self, start: float, network: dict[str, Any]) -> None:
+        self.start = start
+        self.network = network
+
+
+_ids: weakref.WeakKeyDictionary[Any, tuple[str, Settings, str | None]] = weakref.WeakKeyDictionary()
+"""Per connection: (its session id, the settings, the `mcp.session.id` value recorded for it)."""
+
+
+def session_id(session: Any, settings: Settings) -> str | None:
+    """`mcp.session.id` for a request of this `ServerSession`: computed once per connection."""
+    connection = getattr(session, "_connection", None)
+    raw = getattr(connection, "session_id", None)
+    if raw is None:
+        return None  # stdio, 2026-07-28 and in-process connections have none
+    found = _ids.get(connection)
+    if found is None or found[0] != raw or found[1] is not settings:
+        found = _ids[connection] = (raw, settings, session_attribute(raw, settings))
+    return found[2]
+
+
+_open: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()
+
+_http: ContextVar[bool] = ContextVar("mcpobs_http_session", default=False)
+"""True while the Streamable HTTP manager drives a legacy session in this context."""
+
+
+def note_network(connection: Any, network: Network | None) -> None:
+    """The session's network attributes, as its `initialize` request saw them (HTTP only)."""
+    session = _open.get(connection)
+    if session is not None and network is not None:
+        session.network = network.labels
+
+
+def started(connection: Any, telemetry: Telemetry) -> None:
+    """Called as each `ServerRunner` is built: a connection not yet initialized opens a session.
+
+    The session's end is a callback on the connection's own teardown stack, which every
+    driver unwinds when the transport closes: nothing runs per request.
+    """
+    if connection.initialized.is_set() or connection in _open:
+        return  # born ready: a 2026-07-28 request, not a session
+    if _http.get():
+        network: dict[str, Any] = {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http"}
+    else:
+        transport = _state.transport()
+        network = {S.NETWORK_TRANSPORT: transport} if transport else {}
+    session = _open[connection] = _Session(time.perf_counter(), network)
+    ref = weakref.ref(connection)
+
+    def ended() -> None:
+        failure = sys.exc_info()[1]  # unwound from the driver's `finally`: what ended the session
+        with guarded("session end"):
+            closed = ref()
+            if closed is not None and _open.pop(closed, None) is session:
+                _record(telemetry, closed, session, failure)
+
+    connection.exit_stack.callback(ended)
+
+
+def patches() -> list[Patch]:
+    async def http_session(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        token = _http.set(True)
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            _http.reset(token)
+
+    return [Patch("mcp.server.streamable_http_manager", "serve_loop", http_session)]
+
+
+def _record(telemetry: Telemetry, connection: Any, session: _Session, failure: BaseException | None) -> None:
+    labels = {S.MCP_PROTOCOL_VERSION: bounded_version(connection.protocol_version), **session.network}
+    if failure is not None and not is_cancellation(failure):
+        labels[S.ERROR_TYPE] = type(failure).__qualname__
+    telemetry.server_session_duration.record(time.perf_counter() - session.start, labels)
