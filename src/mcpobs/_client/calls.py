@@ -74,9 +74,8 @@ class ClientCall:
 _current: ContextVar[ClientCall | None] = ContextVar("mcpobs_client_call", default=None)
 
 
-def current() -> ClientCall | None:
-    """The client request being sent in this context, if any."""
-    return _current.get()
+current = _current.get
+"""The client request being sent in this context, if any (the contextvar's own `get`: no extra call)."""
 
 
 def enter(call: ClientCall) -> tuple[object, object]:

@@ -43,6 +43,10 @@ def current() -> Operation | None:
     return _operation.get()
 
 
+active = _operation.get
+"""The operation in this context, if any: the cheap check before `next_round`."""
+
+
 def start(op: Operation) -> object:
     return _operation.set(op)
 

@@ -69,7 +69,8 @@ class ClientSpans:
             attrs[S.MCP_RESOURCE_URI] = tel.bound(params["uri"])
         if remembered is not None and remembered.connection:
             attrs.update(remembered.connection)  # where the server is; a legacy session's id
-        op, parent = _rounds.next_round(session, method, attrs)
+        # Outside a multi-round-trip operation (most calls) there is nothing to look up.
+        op, parent = _rounds.next_round(session, method, attrs) if _rounds.active() else (None, None)
         if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
