@@ -150,18 +150,21 @@ def _providers(config: str):
     return tracer_provider, meter_provider
 
 
-def _labels(mode: str) -> dict[str, str]:
-    """The duration labels mcpobs records for a successful `tools/call echo`."""
+def _labels(mode: str, side: str = "server") -> dict[str, str | int]:
+    """The duration labels mcpobs records for a successful `tools/call echo` on that side."""
     from mcpobs import semconv as S
 
     labels = {
         S.MCP_METHOD_NAME: "tools/call",
         S.MCP_PROTOCOL_VERSION: "2025-11-25" if mode == "legacy" else "2026-07-28",
+        S.GEN_AI_OPERATION_NAME: S.EXECUTE_TOOL,
         S.GEN_AI_TOOL_NAME: "echo",
         S.OUTCOME: S.Outcome.OK.value,
     }
     if mode == "http":
-        labels[S.NETWORK_TRANSPORT] = "tcp"
+        labels |= {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http", S.NETWORK_PROTOCOL_VERSION: "1.1"}
+        if side == "client":
+            labels |= {S.SERVER_ADDRESS: "127.0.0.1", S.SERVER_PORT: 8000}
     return labels
 
 
@@ -200,7 +203,7 @@ class _ClientFloor:
         self.tracer = None
         if config in ("floor-full", "floor-sampled", "histograms-only"):
             self.histogram = _histogram(meter_provider, S.CLIENT_OPERATION_DURATION)
-            self.labels = _labels(mode)
+            self.labels = _labels(mode, "client")
             if mode == "auto" and config != "histograms-only":
                 self.tracer = trace.get_tracer("floor")
                 self.attributes = {S.MCP_METHOD_NAME: "tools/call", S.GEN_AI_TOOL_NAME: "echo"}
