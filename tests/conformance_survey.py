@@ -38,6 +38,7 @@ from opentelemetry.semconv.attributes import client_attributes as client
 from opentelemetry.semconv.attributes import error_attributes as error
 from opentelemetry.semconv.attributes import network_attributes as network
 from opentelemetry.semconv.attributes import server_attributes as server
+from stdio_server import metric_points
 
 TRANSPORTS = ("memory", "http", "http-legacy", "stdio", "stdio-legacy")
 BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0]
@@ -133,23 +134,6 @@ def _span(s: Any) -> Span:
     )
 
 
-def _points(reader: Any) -> dict[str, list[dict[str, Any]]]:
-    data = reader.get_metrics_data()
-    points: dict[str, list[dict[str, Any]]] = {}
-    for resource in data.resource_metrics if data else ():
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                for point in metric.data.data_points:
-                    points.setdefault(metric.name, []).append(
-                        {
-                            "attributes": dict(point.attributes),
-                            "unit": metric.unit,
-                            "bounds": list(getattr(point, "explicit_bounds", None) or []),
-                        }
-                    )
-    return points
-
-
 async def observe(transport: str) -> Observed:
     """One conversation on `transport`, with content capture on, and all it recorded."""
     from mcp import Client
@@ -184,7 +168,7 @@ async def observe(transport: str) -> Observed:
                 await _converse(connected, observed)
             await anyio.sleep(0.2)  # the server ends its spans a moment after answering
             observed.spans = [_span(s) for s in telemetry.spans()]
-            observed.points = _points(telemetry.reader)
+            observed.points = metric_points(telemetry.reader)
             if files is not None:
                 for _ in range(100):  # the subprocess writes its metrics as it exits
                     if files[1].exists():

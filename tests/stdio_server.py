@@ -48,7 +48,7 @@ class JsonLinesExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
-def write_metrics(reader: object, path: str) -> None:
+def metric_points(reader: object) -> dict[str, list[dict[str, object]]]:
     """Metric points as {name: [{"attributes": ..., "unit": ..., "bounds": ...}]}."""
     data = reader.get_metrics_data()  # type: ignore[attr-defined]
     points: dict[str, list[dict[str, object]]] = {}
@@ -63,8 +63,12 @@ def write_metrics(reader: object, path: str) -> None:
                             "bounds": list(getattr(point, "explicit_bounds", None) or []),
                         }
                     )
+    return points
+
+
+def write_metrics(reader: object, path: str) -> None:
     with open(path, "w") as f:
-        json.dump(points, f, default=str)
+        json.dump(metric_points(reader), f, default=str)
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from mcp.shared.exceptions import MCPError
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
 from shop import create_server
-from transports import serve_http
+from transports import raw_session, serve_http
 
 from mcpobs import semconv as S
 
@@ -116,22 +116,9 @@ async def test_a_listen_stream_never_entered_leaves_no_span_open(mcpobs_telemetr
 
 def test_a_request_with_a_null_id_is_not_a_successful_request(mcpobs_telemetry):
     """JSON-RPC says a request's id is not null; the SDK takes such a message as a notification."""
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     with serve_http(create_server().streamable_http_app()) as base, httpx.Client(timeout=10) as http:
         url = base + "/mcp"
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        }
-        reply = http.post(url, json=init, headers=headers)
-        session = {**headers, "mcp-session-id": reply.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-        http.post(url, content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), headers=session)
+        session = raw_session(http, url)
         reply = http.post(
             url, content=json.dumps({"jsonrpc": "2.0", "id": None, "method": "tools/list"}), headers=session
         )

@@ -50,6 +50,23 @@ def serve_http(app: Any) -> Iterator[str]:
         sock.close()
 
 
+RAW_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def raw_session(http: Any, url: str) -> dict[str, str]:
+    """Open a legacy (2025-11-25) Streamable HTTP session by hand; returns the headers to send in it."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
+    reply = http.post(url, json=init, headers=RAW_HEADERS)
+    session = {**RAW_HEADERS, "mcp-session-id": reply.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+    return session
+
+
 def stdio_params(spans_file: Path, *args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
     """Launch tests/stdio_server.py, which writes its finished spans to `spans_file`."""
     return StdioServerParameters(

@@ -16,7 +16,7 @@ import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 from peers import InspectorFailed, inspector, python_server
 from shop import create_server
-from transports import eventually, read_spans, serve_http
+from transports import eventually, raw_session, read_spans, serve_http
 
 from mcpobs import semconv as S
 
@@ -143,21 +143,8 @@ def test_trace_context_in_meta_and_in_the_http_header(mcpobs_telemetry, shop_url
 @pytest.mark.anyio
 async def test_an_unknown_tool_sent_raw_over_http_is_a_discovery_mistake(mcpobs_telemetry, shop_url):
     """The Inspector refuses an unknown tool before sending it, so this client is a raw POST."""
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     with httpx.Client(timeout=10) as http:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        }
-        reply = http.post(shop_url, json=init, headers=headers)
-        session = {**headers, "mcp-session-id": reply.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-        http.post(shop_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        session = raw_session(http, shop_url)
         call = {"name": "refund_everything", "arguments": {}}
         reply = http.post(
             shop_url,
