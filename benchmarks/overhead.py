@@ -50,6 +50,7 @@ CONFIGS = (
     "floor-server",
     "mcpobs",
     "floor-full",
+    "floor-payload",
     "mcpobs-sampled",
     "floor-sampled",
     "histograms-only",
@@ -62,18 +63,24 @@ WHAT = {
     "floor-server": "floor of mcpobs-server: the SDK's spans + one server duration record per call",
     "mcpobs": "`instrument()`: server and client spans and metrics",
     "floor-full": "floor of mcpobs: the SDK's spans (+ a bare CLIENT span in mode auto) + server and client duration records",
+    "floor-payload": "floor-full + every attribute mcpobs's two spans carry beyond the floor's own, added by a span "
+    "processor in one batch per span: mcpobs's payload priced in, none of its code",
     "mcpobs-sampled": "`instrument()` under a 1% `ParentBased(TraceIdRatioBased)` sampler",
     "floor-sampled": "floor of mcpobs-sampled: floor-full under the same 1% sampler",
     "histograms-only": "no tracer at all, the two duration records alone (a stricter reference for 1% sampling)",
     "sentry": "peer: Sentry's MCP integration (sentry-sdk, no DSN, traces_sample_rate=1.0), no OpenTelemetry",
 }
 FLOOR_OF = {"mcpobs-server": "floor-server", "mcpobs": "floor-full", "mcpobs-sampled": "floor-sampled"}
+PAYLOAD_OF = {"mcpobs": "floor-payload"}
+"""The floor with mcpobs's attributes in it: the ratio to it is what mcpobs's code costs."""
 TARGET = 1.05
 """Every mcpobs configuration within 5% of its floor, in every mode (issue 15)."""
 SAMPLED = ("mcpobs-sampled", "floor-sampled")
-FLOORS = ("floor-server", "floor-full", "floor-sampled", "histograms-only")
+FLOORS = ("floor-server", "floor-full", "floor-payload", "floor-sampled", "histograms-only")
 WARM = 50
 _UNDER_CALLGRIND = "MCPOBS_BENCH_UNDER_CALLGRIND"
+_PAYLOAD = "MCPOBS_BENCH_PAYLOAD"
+"""The attributes of mcpobs's `tools/call echo` spans by kind (JSON), for `floor-payload`."""
 SEED = 20261201
 """Trace ids come from `random`: seeded, the 1% configurations sample the same calls in every run."""
 
@@ -123,9 +130,11 @@ class _Callgrind:
 class _Counts:
     spans = 0
     sentry = 0
+    attributes: dict[str, dict] = {}
+    """The last `tools/call echo` span's attributes, by span kind (`--describe-spans`)."""
 
 
-def _providers(config: str):
+def _providers(config: str, describe: bool = False):
     from opentelemetry import trace
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -136,6 +145,10 @@ def _providers(config: str):
     class Discard(SpanExporter):
         def export(self, spans):
             _Counts.spans += len(spans)
+            if describe:
+                for span in spans:
+                    if span.name == "tools/call echo":
+                        _Counts.attributes[span.kind.name] = dict(span.attributes)
             return SpanExportResult.SUCCESS
 
     if config in ("bare", "sentry"):
@@ -145,9 +158,34 @@ def _providers(config: str):
         return None, meter_provider
     sampler = ParentBased(TraceIdRatioBased(0.01)) if config in SAMPLED else None
     tracer_provider = TracerProvider(sampler=sampler) if sampler else TracerProvider()
+    if config == "floor-payload":
+        tracer_provider.add_span_processor(_payload(json.loads(os.environ[_PAYLOAD])))
     tracer_provider.add_span_processor(SimpleSpanProcessor(Discard()))
     trace.set_tracer_provider(tracer_provider)  # the SDK's own spans use the global provider
     return tracer_provider, meter_provider
+
+
+def _payload(attributes: dict[str, dict]):
+    """The span processor of `floor-payload` (mcpobs's attributes by span kind, from `describe`)."""
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    class Payload(SpanProcessor):
+        """Adds, as each span starts, the attributes mcpobs's span of that kind carries and it lacks."""
+
+        def __init__(self, attributes: dict[str, dict]) -> None:
+            self.attributes = attributes
+            self.missing: dict[tuple[str, str], dict] = {}
+
+        def on_start(self, span, parent_context=None) -> None:
+            key = (span.kind.name, span.name)
+            missing = self.missing.get(key)
+            if missing is None:
+                theirs = self.attributes.get(span.kind.name, {})
+                missing = self.missing[key] = {k: v for k, v in theirs.items() if k not in span.attributes}
+            if missing:
+                span.set_attributes(missing)
+
+    return Payload(attributes)
 
 
 def _labels(mode: str, side: str = "server") -> dict[str, str | int]:
@@ -201,7 +239,7 @@ class _ClientFloor:
 
         self.histogram = None
         self.tracer = None
-        if config in ("floor-full", "floor-sampled", "histograms-only"):
+        if config in ("floor-full", "floor-payload", "floor-sampled", "histograms-only"):
             self.histogram = _histogram(meter_provider, S.CLIENT_OPERATION_DURATION)
             self.labels = _labels(mode, "client")
             if mode == "auto" and config != "histograms-only":
@@ -261,14 +299,14 @@ def _server(config: str, mode: str, meter_provider):
     return server
 
 
-async def _run(config: str, mode: str, calls: int, hostile: bool) -> dict[str, float]:
+async def _run(config: str, mode: str, calls: int, hostile: bool, describe: bool = False) -> dict[str, float]:
     import random
 
     from mcp import Client
 
     callgrind = _Callgrind() if os.environ.get(_UNDER_CALLGRIND) else None
     random.seed(SEED)
-    tracer_provider, meter_provider = _providers(config)
+    tracer_provider, meter_provider = _providers(config, describe)
     if config.startswith("mcpobs"):
         import mcpobs
 
@@ -304,6 +342,7 @@ async def _run(config: str, mode: str, calls: int, hostile: bool) -> dict[str, f
         "wall_us": wall / calls * 1e6,
         "spans_per_call": (_Counts.spans - spans) / calls,
         "sentry_per_call": (_Counts.sentry - sentry) / calls,
+        **({"attributes": _Counts.attributes} if describe else {}),
     }
 
 
@@ -313,7 +352,7 @@ def worker(args: argparse.Namespace) -> None:
     import anyio
 
     logging.disable(logging.WARNING)  # the SDK logs every unknown tool at INFO
-    result = anyio.run(_run, args.worker, args.mode, args.calls, args.hostile)
+    result = anyio.run(_run, args.worker, args.mode, args.calls, args.hostile, args.describe_spans)
     if args.memory:
         import resource
 
@@ -324,13 +363,37 @@ def worker(args: argparse.Namespace) -> None:
 # -- driver ------------------------------------------------------------------------------------------
 
 
+_payloads: dict[str, str] = {}
+"""Mode -> the attributes of mcpobs's spans in it (JSON), measured once per run by `describe`."""
+
+
+def describe(mode: str) -> str:
+    """What mcpobs's `tools/call echo` spans carry in this mode, for `floor-payload` to add."""
+    if mode not in _payloads:
+        done = subprocess.run(
+            [*_command("mcpobs", mode, 5), "--describe-spans"], capture_output=True, text=True, env=_env(mode)
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"describing mcpobs's spans ({mode}) failed:\n{done.stderr[-3000:]}")
+        attributes = _result(done.stderr)["attributes"]
+        if set(attributes) != {"SERVER", "CLIENT"}:
+            raise RuntimeError(
+                f"expected a SERVER and a CLIENT `tools/call echo` span ({mode}), got {sorted(attributes)}"
+            )
+        _payloads[mode] = json.dumps(attributes)
+    return _payloads[mode]
+
+
 def _command(config: str, mode: str, calls: int, hostile: bool = False, memory: bool = False) -> list[str]:
     cmd = [sys.executable, __file__, "--worker", config, "--mode", mode, "--calls", str(calls)]
     return cmd + (["--hostile"] if hostile else []) + (["--memory"] if memory else [])
 
 
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "SENTRY_"))}
+def _env(mode: str | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "SENTRY_"))}
+    if mode in _payloads:
+        env[_PAYLOAD] = _payloads[mode]
+    return env
 
 
 def _check(config: str, result: dict[str, float]) -> dict[str, float]:
@@ -340,7 +403,9 @@ def _check(config: str, result: dict[str, float]) -> dict[str, float]:
 
 
 def _spawn(config: str, mode: str, calls: int, hostile: bool = False, memory: bool = False) -> dict[str, float]:
-    done = subprocess.run(_command(config, mode, calls, hostile, memory), capture_output=True, text=True, env=_env())
+    done = subprocess.run(
+        _command(config, mode, calls, hostile, memory), capture_output=True, text=True, env=_env(mode)
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{config} ({mode}) failed:\n{done.stderr[-3000:]}")
     return _check(config, _result(done.stderr))
@@ -360,7 +425,7 @@ def _instructions(config: str, mode: str, calls: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cg.out"
         cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
-        env = {**_env(), _UNDER_CALLGRIND: "1"}
+        env = {**_env(mode), _UNDER_CALLGRIND: "1"}
         done = subprocess.run(cmd + _command(config, mode, calls), capture_output=True, text=True, env=env)
         if done.returncode != 0:
             raise RuntimeError(f"{config} ({mode}) failed under callgrind:\n{done.stderr[-3000:]}")
@@ -405,8 +470,10 @@ def _available(configs: tuple[str, ...]) -> tuple[str, ...]:
 
 def _print_table(mode: str, measure: str, unit: str, values: dict[str, float], extra: dict[str, dict]) -> None:
     print(f"\n#### {mode}: {measure}\n")
-    print(f"| config | {unit} | vs bare | vs sdk | vs its floor | spans/call (Sentry: transactions) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        f"| config | {unit} | vs bare | vs sdk | vs its floor | spans/call (Sentry: transactions) | vs payload floor |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for c, v in values.items():
         bare = f"{v / values['bare']:.3f}" if "bare" in values else "-"
         sdk = f"{v / values['sdk']:.3f}" if "sdk" in values else "-"
@@ -416,13 +483,17 @@ def _print_table(mode: str, measure: str, unit: str, values: dict[str, float], e
             ratio = v / values[floor]
             against = f"**{ratio:.3f}**" if ratio <= TARGET else f"**{ratio:.3f}** (over {TARGET})"
         spans = extra[c]["sentry_per_call" if c == "sentry" else "spans_per_call"]
-        print(f"| {c} | {v:,.0f} | {bare} | {sdk} | {against} | {spans:.2f} |")
+        payload = PAYLOAD_OF.get(c)
+        code = f"{v / values[payload]:.3f}" if payload in values else "-"
+        print(f"| {c} | {v:,.0f} | {bare} | {sdk} | {against} | {spans:.2f} | {code} |")
 
 
 def table(rounds: int, calls: int, http_calls: int, modes: tuple[str, ...], configs: tuple[str, ...]) -> None:
     print(f"Timed: CPU time per call (client and server share the process), median of {rounds} fresh-process")
     print(f"rounds, configurations interleaved round by round; wall time beside it. {machine()}")
     for mode in modes:
+        if "floor-payload" in configs:
+            describe(mode)
         n = http_calls if mode == "http" else calls
         samples: dict[str, list[dict[str, float]]] = {c: [] for c in configs}
         for _ in range(rounds):
@@ -450,6 +521,9 @@ def instructions(calls: int, http_calls: int, modes: tuple[str, ...], configs: t
     from concurrent.futures import ThreadPoolExecutor
 
     print(f"Instructions per call (callgrind; start-up and warm-up not counted). {machine()}")
+    if "floor-payload" in configs:
+        for mode in modes:
+            describe(mode)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         runs = {
             (mode, c): pool.submit(_instructions, c, mode, http_calls if mode == "http" else calls)
@@ -490,6 +564,7 @@ def main() -> None:
     parser.add_argument("--memory", action="store_true")
     parser.add_argument("--instructions", action="store_true", help="count instructions under valgrind")
     parser.add_argument("--describe", action="store_true", help="print what each configuration runs")
+    parser.add_argument("--describe-spans", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args)

@@ -24,11 +24,13 @@ def test_the_benchmark_runs_every_configuration_beside_its_floor():
         if line.startswith("| ") and (cells := [c.strip() for c in line.strip("|").split("|")])[0] != "config"
     }
     expected = {"bare", "sdk", "mcpobs-server", "floor-server", "mcpobs", "floor-full", "mcpobs-sampled"}
-    assert expected | {"floor-sampled", "histograms-only"} <= rows.keys()
+    assert expected | {"floor-sampled", "histograms-only", "floor-payload"} <= rows.keys()
     for config in ("mcpobs-server", "mcpobs", "mcpobs-sampled"):
         assert rows[config][3].startswith("**"), f"{config} has no ratio to its floor: {rows[config]}"
     # each floor emits the spans its configuration does: one SERVER and one CLIENT span per call
-    assert rows["floor-full"][4] == rows["mcpobs"][4] == "2.00"
+    assert rows["floor-full"][4] == rows["floor-payload"][4] == rows["mcpobs"][4] == "2.00"
+    # the payload floor carries mcpobs's attributes, so mcpobs is priced against it too
+    assert float(rows["mcpobs"][5]) > 0 and rows["floor-full"][5] == "-"
     assert rows["floor-server"][4] == rows["mcpobs-server"][4] == rows["sdk"][4] == "1.00"
     if importlib.util.find_spec("sentry_sdk") is None:
         assert "sentry: sentry-sdk is not installed" in done.stdout

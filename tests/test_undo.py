@@ -23,7 +23,7 @@ from transports import TRANSPORTS, run_calls
 import mcpobs
 from mcpobs._core.patches import Changes
 from mcpobs._server.middleware import ServerMiddleware
-from mcpobs._server.rounds import PendingRounds, RoundCodec
+from mcpobs._server.rounds import RoundCodec
 from mcpobs._server.setup import ServerSetup
 from mcpobs._server.subscriptions import ObservedSubscriptionBus
 from mcpobs._server.transport import TransportBoundary
@@ -77,7 +77,6 @@ def _wrappers() -> dict[str, int]:
 def _assert_set_up_once(server) -> None:
     chain = server.middleware
     assert sum(isinstance(m, ServerMiddleware) for m in chain) == 1
-    assert sum(isinstance(m, PendingRounds) for m in chain) == 1
     (boundary,) = [m for m in chain if isinstance(m, RequestStateBoundary)]
     codec = boundary._security.codec
     assert isinstance(codec, RoundCodec) and not isinstance(codec.inner, RoundCodec)

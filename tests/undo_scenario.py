@@ -52,7 +52,7 @@ async def a_day(target: Any, mode: str) -> list[Any]:
             ("get_order_status", {"order_id": "O-1873"}),
             ("get_order_status", {"order_id": "O-0"}),
             ("no_such_tool", {}),
-            *(  # multi-round-trip (2026-07-28 only): the round codec and PendingRounds at work
+            *(  # multi-round-trip (2026-07-28 only): the round codec at work
                 [("approve_refund", {"order_id": "O-1873"}), ("confirm_cancel", {"order_id": "O-2001"})]
                 if mode == "auto"
                 else []

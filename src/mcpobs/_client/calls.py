@@ -18,7 +18,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span
 
-from mcpobs._core.guard import guarded
+from mcpobs._core.guard import report
 
 if TYPE_CHECKING:
     from mcpobs._client.rounds import Operation
@@ -60,8 +60,9 @@ class ClientCall:
         self.start = time.perf_counter()
         self.elapsed: float | None = None
         self.cls: Classification | None = None
-        self.request_id: str | None = None
-        """In process, the id the dispatcher gave the request (written on the span at its end)."""
+        self.request_id: object = None
+        """The id the request went out with (in process: the one the receiving side minted),
+        written on the span with the outcome: one attribute batch, not two."""
         self.description: str | None = None
         """The span status description when it failed: the JSON-RPC error's or the exception's message."""
         self.awaiting_send = False
@@ -83,9 +84,11 @@ def enter(call: ClientCall) -> tuple[object, object]:
 
 
 def leave(tokens: tuple[Any, Any]) -> None:
-    with guarded("client context detach"):
+    try:  # not `guarded`: this runs on every request, and a try costs nothing
         otel_context.detach(tokens[1])
         _current.reset(tokens[0])
+    except Exception as exc:
+        report("client context detach", exc)
 
 
 def sending() -> ClientCall | None:

@@ -102,10 +102,9 @@ def remember_listing(session: Any, result: Any) -> None:
         listing[tool.name] = tool
 
 
-def fingerprint(session: Any, name: object) -> str | None:
+def fingerprint(memory: SessionMemory, name: object) -> str | None:
     """The schema fingerprint of tool `name` as this session last listed it."""
-    memory = _sessions.get(session)
-    listing = memory.listing if memory is not None else None
+    listing = memory.listing
     if not listing or not isinstance(name, str):
         return None
     held = listing.get(name)

@@ -98,15 +98,17 @@ class ClientSeams:
         `_meta` (through `call_tool`'s own `meta` argument; the caller's keys win).
         """
         call = None
-        with guarded("client call_tool span"):
+        try:  # not `guarded`: this runs on every tool call, and a try costs nothing
             name = args[0] if args else kwargs.get("name")
-            call = self.spans.try_open(instance, "tools/call", {"name": name})
-            if call is not None and call.fingerprint is not None:
+            call = self.spans.open(instance, "tools/call", {"name": name}, None)
+            if call.fingerprint is not None:
                 kwargs = wire.with_fingerprint(kwargs, call.fingerprint)
             settings = self.telemetry.settings
-            if call is not None and settings.capture_content and call.span.is_recording():
+            if settings.capture_content and call.span.is_recording():
                 arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
                 call.span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, _content.sent_arguments(arguments, settings))
+        except Exception as exc:
+            report("client call_tool span", exc)
         if call is None:
             return await wrapped(*args, **kwargs)
         call.awaiting_send = True
@@ -143,7 +145,8 @@ class ClientSeams:
                 self.spans.end_operation(op, exc)
                 raise
             _rounds.stop(token)
-            self.spans.end_operation(op, None)
+            if op.anchor is not None:  # most calls take one round: nothing to end
+                self.spans.end_operation(op, None)
             return result
 
         return drive
@@ -159,10 +162,12 @@ class ClientSeams:
 
     async def jsonrpc_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `JSONRPCDispatcher.send_raw_request`: over HTTP, `traceparent` rides as a header too."""
-        with guarded("trace context header"):
+        try:  # not `guarded`: this runs on every request, and a try costs nothing
             call = calls.sending()
             if call is not None:
                 args, kwargs = wire.with_trace_header(call, args, kwargs)
+        except Exception as exc:
+            report("trace context header", exc)
         return await wrapped(*args, **kwargs)
 
     async def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -186,17 +191,6 @@ class ClientSeams:
             remembered = memory.remember_connection(session, instance.server)
         http.finish_building(token, remembered)
         return session
-
-    def direct_context(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `DirectDispatcher._make_context`: in process the request's id is minted on the
-        receiving side; the sending call's span (still current) records it there."""
-        context = wrapped(*args, **kwargs)
-        request_id = kwargs.get("request_id")
-        if request_id is not None:
-            call = calls.sending()
-            if call is not None:
-                call.request_id = request_id  # written with the outcome, in one call
-        return context
 
 
 def _session_of(client: Any) -> Any:
@@ -231,7 +225,6 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_JSONRPC, "otel_span", side.otel_span),
         Patch(_JSONRPC, "JSONRPCDispatcher.send_raw_request", seams.jsonrpc_send),
         Patch(_JSONRPC, "JSONRPCDispatcher.notify", seams.notify),
-        Patch("mcp.shared.direct_dispatcher", "DirectDispatcher._make_context", seams.direct_context),
         *http.patches(telemetry.settings),
         *lifetime.patches(telemetry),
     ]

@@ -28,13 +28,28 @@ from mcpobs._client import rounds as _rounds
 from mcpobs._core import labels as _labels
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
-from mcpobs._core.guard import guarded
+from mcpobs._core.guard import guarded, report
 from mcpobs._core.labels import LabelSets, Network
 from mcpobs._core.methods import KNOWN_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.telemetry import Telemetry
 from mcpobs.semconv import Outcome
+
+
+class _NotRecording:
+    """A context manager yielding `INVALID_SPAN`: cheaper than a generator on every request."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Span:
+        return INVALID_SPAN
+
+    def __exit__(self, *exc_info: object) -> bool:
+        return False
+
+
+_NOT_RECORDING = _NotRecording()
 
 
 class SideSpans:
@@ -44,22 +59,17 @@ class SideSpans:
 
     def otel_span(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Replaces the SDK's `MCP send` span in `JSONRPCDispatcher.send_raw_request`."""
-        return self._sdk_span(args, kwargs)
-
-    @contextmanager
-    def _sdk_span(self, args: Any, kwargs: Any) -> Generator[Span, None, None]:
-        call = calls.current()
-        if call is not None and trace.get_current_span() is call.span:
-            # mcpobs's span is current: the SDK injects it. Keep the request id; yield a
-            # non-recording span so the SDK's own error attributes do not overwrite ours.
-            with guarded("client request id"):
-                request_id = (kwargs.get("attributes") or {}).get(S.JSONRPC_REQUEST_ID)
-                if request_id is not None and call.span.is_recording():
-                    call.span.set_attribute(S.JSONRPC_REQUEST_ID, self.telemetry.bound(request_id))
-            yield INVALID_SPAN
-            return
-        with self._outbound_span(kwargs) as span:
-            yield span
+        call = calls.sending()
+        if call is not None:
+            # mcpobs's span is current: the SDK injects it. Keep the request id (written with
+            # the outcome); hand the SDK a non-recording span so its own error attributes do
+            # not overwrite ours.
+            try:
+                call.request_id = (kwargs.get("attributes") or {}).get(S.JSONRPC_REQUEST_ID)
+            except Exception as exc:
+                report("client request id", exc)
+            return _NOT_RECORDING
+        return self._outbound_span(kwargs)
 
     @contextmanager
     def _outbound_span(self, kwargs: Any) -> Generator[Span, None, None]:

@@ -56,7 +56,9 @@ class ClientSpans:
             raw = params.get("name")
             if raw is not None:
                 listed = getattr(session, "_tool_output_schemas", None) if known == "tools/call" else None
-                bounded = self.names.bound(raw, listed if isinstance(listed, Mapping) else None)
+                if listed is not None and not isinstance(listed, dict):
+                    listed = listed if isinstance(listed, Mapping) else None
+                bounded = self.names.bound(raw, listed)
                 target = None if bounded == S.OTHER else bounded
         remembered = memory.remembered(session)
         network = remembered.network if remembered is not None else None
@@ -83,15 +85,17 @@ class ClientSpans:
         call.op = op
         if known in _HANDSHAKES:
             memory.remember_handshake(session, span.get_span_context())
-        if known == "tools/call" and params:
-            call.fingerprint = memory.fingerprint(session, params.get("name"))
+        if known == "tools/call" and remembered is not None and remembered.listing:
+            call.fingerprint = memory.fingerprint(remembered, raw)
         return call
 
     def try_open(
         self, session: Any, method: str, params: Any, version: object = None, request: Any = None
     ) -> ClientCall | None:
         try:
-            return self.open(session, method, params if isinstance(params, Mapping) else None, version, request)
+            if params is not None and not isinstance(params, dict):
+                params = params if isinstance(params, Mapping) else None
+            return self.open(session, method, params, version, request)
         except Exception as exc:
             report("client span start", exc)
             return None
@@ -103,7 +107,7 @@ class ClientSpans:
 
     def settle(self, call: ClientCall, result: Any, exc: BaseException | None) -> None:
         """Classify the request's reply; the span may stay open for `call_tool`."""
-        with guarded("client classification"):
+        try:  # not `guarded`: this runs on every request, and a try costs nothing
             call.elapsed = time.perf_counter() - call.start
             if exc is not None:
                 call.cls = classify.from_exception(exc)
@@ -116,6 +120,8 @@ class ClientSpans:
                 memory.remember_listing(call.session, result)
             elif call.method == "initialize" and exc is None and call.span.is_recording():
                 call.span.set_attributes(negotiation.handshake_attributes(call, result))
+        except Exception as err:
+            report("client classification", err)
         if exc is None and self._response_hook is not None and call.span.is_recording():
             _hooks.run("client_response_hook", self._response_hook, call.span, result)
 
@@ -129,10 +135,12 @@ class ClientSpans:
                 call.cls = classify.from_exception(exc) if exc is not None else _outcome.OK
                 call.description = _outcome.description(exc)
             cls = call.cls
-            if call.op is not None and _rounds.become_anchor(call, cls):
+            op = call.op
+            in_operation = op is not None and (op.anchor is not None or cls.outcome is Outcome.PENDING_INPUT)
+            if in_operation and _rounds.become_anchor(call, cls):
                 self.record(call, cls)
                 return  # the anchor stays open: the operation ends it
-            if not held and negotiation.hold(call, exc):
+            if not held and call.method == "server/discover" and negotiation.hold(call, exc):
                 return  # the negotiation ends it once it knows whether the client fell back
             self.end_span(call, cls, exc, end_time)
             self.record(call, cls)

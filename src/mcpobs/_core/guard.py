@@ -1,8 +1,9 @@
 """Keep telemetry bugs away from the call they observe.
 
-Every piece of instrumentation logic runs inside `guarded`: an exception there is logged
-(through `logging`, never stdout, which is the wire on stdio) and swallowed, and the
-instrumented call goes on as if mcpobs were not there.
+Every piece of instrumentation logic runs inside `guarded` (or, on the per-request path,
+a plain `try` that hands the exception to `report`): an exception there is logged (through
+`logging`, never stdout, which is the wire on stdio) and swallowed, and the instrumented
+call goes on as if mcpobs were not there.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ deliberate tool errors and crashes alike into `isError` results; the tool hook
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 from mcp.shared.exceptions import MCPError
@@ -27,6 +27,14 @@ class Classification:
     boundary: Boundary | None = None
     error_type: str | None = None
     rpc_code: int | None = None
+    _hash: int = field(init=False, repr=False, compare=False)
+    """Computed once: every request looks its label set up by its classification."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.outcome, self.boundary, self.error_type, self.rpc_code)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def is_error(self) -> bool:

@@ -31,8 +31,8 @@ _getter = _MetaGetter()
 
 def extract(meta: object) -> Context | None:
     """The context a request's `_meta` carries, or None when it carries no valid one."""
-    if not isinstance(meta, Mapping) or "traceparent" not in meta:
-        return None
+    if meta is None or not isinstance(meta, (dict, Mapping)) or "traceparent" not in meta:
+        return None  # `dict` first: a dict is told apart before the (slower) abstract-class check
     try:
         ctx = propagate.extract(meta, getter=_getter)
     except Exception:

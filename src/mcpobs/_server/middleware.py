@@ -15,6 +15,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind, StatusCode
 
 from mcpobs import semconv as S
+from mcpobs._client import calls as _client_calls
 from mcpobs._core import content as _content
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outcome as _outcome
@@ -22,13 +23,14 @@ from mcpobs._core import propagation as _propagation
 from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.labels import PIPE, LabelSets, Network, http_network
-from mcpobs._core.methods import TARGETED, URI_METHODS
+from mcpobs._core.methods import ROUND_METHODS, TARGETED, URI_METHODS
 from mcpobs._core.names import ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
 from mcpobs._server import identity as _identity
+from mcpobs._server import rounds as _rounds
 from mcpobs._server import sessions as _sessions
 from mcpobs._server import state as _state
 from mcpobs._server import transport as _transport
@@ -39,6 +41,7 @@ class _Call:
 
     __slots__ = (
         "context",
+        "known",
         "labels_key",
         "method",
         "names_target",
@@ -47,6 +50,7 @@ class _Call:
         "start",
         "state",
         "state_token",
+        "target_attr",
     )
 
     def __init__(self) -> None:
@@ -60,10 +64,9 @@ class ServerMiddleware:
     def __init__(self, telemetry: Telemetry, server: Any) -> None:
         self.telemetry = telemetry
         self.names = ServerNames(server)
-        self._server_attrs = {
-            S.SERVER_NAME: telemetry.bound(getattr(server, "name", "") or ""),
-            S.SERVER_VERSION: telemetry.bound(getattr(server, "version", "") or ""),
-        }
+        described = {S.SERVER_NAME: getattr(server, "name", None), S.SERVER_VERSION: getattr(server, "version", None)}
+        self._server_attrs = {k: telemetry.bound(v) for k, v in described.items() if v}
+        """What the server calls itself; an unset name or version is left out, not recorded empty."""
         self.fingerprints = FingerprintCache()
         self._labels = LabelSets(S.SERVER_REQUESTS, errors_only=True)
         self._excluded = telemetry.settings.excluded_methods
@@ -118,6 +121,12 @@ class ServerMiddleware:
                 _sessions.note_network(ctx.session._connection, network)
         else:
             network = PIPE if _state.transport() == "pipe" else None
+            if ctx.request_id is not None:
+                # In process the id is minted on this side; the client call waiting on it
+                # (its span is still current here) records it with its outcome.
+                waiting = _client_calls.sending()
+                if waiting is not None and waiting.request_id is None:
+                    waiting.request_id = ctx.request_id
         version = bounded_version(ctx.protocol_version)
         labels_key = (method, version, target_attr, known, network)
         labels = self._labels.base(labels_key)
@@ -139,22 +148,14 @@ class ServerMiddleware:
             span = tel.tracer.start_span(
                 S.span_name(method, target), context=parent, kind=SpanKind.SERVER, attributes=labels, links=links
             )
-        recording = span.is_recording()
-        # Staleness is counted whether or not the span is sampled: metrics are never sampled.
-        contract = (
-            self._contract(target, ctx.meta, recording) if target is not None and method == "tools/call" else None
-        )
-        if recording:
-            attrs = self._attributes(ctx, method, target_attr, known)
-            if contract:
-                attrs.update(contract)
-            span.set_attributes(attrs)
-            if self._request_hook is not None:
-                _hooks.run("server_request_hook", self._request_hook, span, ctx)
+        if self._request_hook is not None and span.is_recording():
+            _hooks.run("server_request_hook", self._request_hook, span, ctx)
         call = _Call()
         call.method = method
         call.names_target = target
         call.labels_key = labels_key
+        call.target_attr = target_attr
+        call.known = known
         call.span = span
         call.state = _state.RequestState(method, target, span)
         call.context = trace.set_span_in_context(span)
@@ -207,17 +208,22 @@ class ServerMiddleware:
     # -- after ------------------------------------------------------------------------------
 
     def _leave(self, call: _Call) -> None:
-        with guarded("server context detach"):
+        try:  # not `guarded`: this runs on every request, and a try costs nothing
             _state.leave(call.state_token)  # type: ignore[arg-type]
             otel_context.detach(call.otel_token)  # type: ignore[arg-type]
+        except Exception as exc:
+            report("server context detach", exc)
 
     def _finish(self, call: _Call, ctx: Any, result: Any, exc: BaseException | None) -> None:
         try:
             elapsed = time.perf_counter() - call.start
             attrs: dict[str, Any] | None = None
             if exc is None:
-                self.names.learn(call.method, result)
+                if call.method in _LISTINGS:
+                    self.names.learn(call.method, result)
                 cls = _outcome.from_result(result, call.method, call.state.tool_failure)
+                if cls is _outcome.PENDING_INPUT and call.method in ROUND_METHODS:
+                    _rounds.note_pending(call.state, result)
                 after = _AFTER.get(call.method)
                 if after is not None:
                     attrs = after(self, call, ctx, result)
@@ -229,7 +235,7 @@ class ServerMiddleware:
                     attrs = {S.CANCEL_REASON: reason}
             if ctx.request_id is None and self.names.is_request(ctx.method):
                 cls = _outcome.NOT_A_REQUEST  # the SDK took it for a notification: nothing was answered
-            self._end_span(call, cls, exc, attrs)
+            self._end_span(call, ctx, cls, exc, attrs)
             self._record(call, cls, elapsed)
         except Exception as err:
             report("server span end", err)
@@ -289,11 +295,23 @@ class ServerMiddleware:
         return _identity.describe_session(ctx, result, offered, self.telemetry)
 
     def _end_span(
-        self, call: _Call, cls: Classification, exc: BaseException | None, extra: dict[str, Any] | None
+        self, call: _Call, ctx: Any, cls: Classification, exc: BaseException | None, extra: dict[str, Any] | None
     ) -> None:
         span = call.span
-        if span.is_recording():
-            attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
+        # Staleness is counted whether or not the span is sampled: metrics are never sampled.
+        recording = span.is_recording()
+        contract = (
+            self._contract(call.names_target, ctx.meta, recording)
+            if call.names_target is not None and call.method == "tools/call"
+            else None
+        )
+        if recording:
+            # Everything beyond the labels goes on in one batch, at the end: each batch costs
+            # the SDK a lock and a validation pass, and an unsampled span pays for none of it.
+            attrs = self._attributes(ctx, call.method, call.target_attr, call.known)
+            if contract:
+                attrs.update(contract)
+            attrs[S.OUTCOME] = cls.outcome.value
             if cls.boundary is not None:
                 attrs[S.FAILURE_BOUNDARY] = cls.boundary.value
             if cls.error_type is not None and cls.is_error:
@@ -329,6 +347,9 @@ class ServerMiddleware:
             tel.server_duration.record(elapsed, duration_labels, context=call.context)
         tel.server_requests.add(1, counted)
 
+
+_LISTINGS = frozenset({"tools/list", "prompts/list"})
+"""What a lowlevel server's names are learned from."""
 
 _AFTER = {
     "tools/call": ServerMiddleware.after_tools_call,

@@ -11,7 +11,8 @@ claims it does not know, so a replica without mcpobs (or after `uninstrument()`)
 same tokens unchanged. The server's own state is never touched.
 
 The request's span (opened by the middleware) gets `mcpobs.mrtr.round` on every round of
-an exchange, `mcpobs.mrtr.input_methods` on pending rounds, and a link to the round before.
+an exchange, `mcpobs.mrtr.input_methods` on pending rounds (`note_pending`, called by the
+middleware), and a link to the round before.
 The state itself is never recorded: it is opaque and attacker-controlled.
 """
 
@@ -20,14 +21,14 @@ from __future__ import annotations
 import copy
 import json
 import re
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_types.methods import is_input_required
 from opentelemetry.trace import SpanContext, TraceFlags
 
 from mcpobs._core.guard import guarded
-from mcpobs._core.methods import ROUND_METHODS, input_methods
+from mcpobs._core.methods import input_methods
 from mcpobs._server import state as _state
 
 _CLAIM = "x-mcpobs-round"
@@ -83,67 +84,44 @@ def _read_round(payload: bytes) -> None:
         state.span.add_link(asked)
 
 
-class PendingRounds:
-    """A server middleware (just after the boundary) that labels rounds asking for input."""
-
-    def __init__(self, boundary: Any, security: Any) -> None:
-        self.boundary = boundary
-        self.security = security
-        """The boundary's own security policy, given back by `uninstall`."""
-
-    async def __call__(self, ctx: Any, call_next: Any) -> Any:
-        result = await call_next(ctx)
-        # Most results ask for nothing: one type test, and no guard or state lookup, decides that.
-        if ctx.method in ROUND_METHODS and is_input_required(result):
-            with guarded("mrtr pending round"):
-                _note_pending(result)
-        return result
-
-
-def _note_pending(result: Any) -> None:
-    state = _state.current()
-    if state is None:
-        return
+def note_pending(state: _state.RequestState, result: Any) -> None:
+    """A round that asks the client for input: its number (1 when it starts an exchange) and what it asks."""
     if state.round is None:
-        state.round = 1  # the first request of an exchange
-    state.input_methods = _input_methods(result)
+        state.round = 1
+    state.input_methods = input_methods(
+        result.get("inputRequests") if isinstance(result, Mapping) else result.input_requests
+    )
 
 
-def _input_methods(result: Any) -> list[str]:
-    return input_methods(result.get("inputRequests") if isinstance(result, Mapping) else result.input_requests)
+def install(server: Any) -> Any:
+    """Wrap the codec of the server's `RequestStateBoundary`, once.
 
-
-def install(server: Any) -> bool:
-    """Wrap the codec of the server's `RequestStateBoundary` and label pending rounds, once.
-
-    True when something changed (then `uninstall` undoes it).
+    Returns the boundary when something changed (`uninstall(boundary)` undoes it), else None.
     """
     from mcp.server.request_state import RequestStateBoundary
 
-    chain = server.middleware
-    if any(isinstance(m, PendingRounds) for m in chain):
-        return False
-    for i, middleware in enumerate(chain):
+    for middleware in server.middleware:
         if isinstance(middleware, RequestStateBoundary):
             own = middleware._security  # pyright: ignore[reportPrivateUsage]  # the SDK has no public setter
+            if isinstance(own.codec, RoundCodec):
+                return None
             security = copy.copy(own)  # private; the caller's policy object stays as it was
-            if not isinstance(security.codec, RoundCodec):
-                security.codec = RoundCodec(security.codec)
+            security.codec = RoundCodec(own.codec)
+            _own[middleware] = own
             middleware._security = security  # pyright: ignore[reportPrivateUsage]
-            chain.insert(i + 1, PendingRounds(middleware, own))
-            return True
-    return False  # no boundary (a lowlevel Server without one): rounds are not counted
+            return middleware
+    return None  # no boundary (a lowlevel Server without one): rounds are not counted
 
 
-def uninstall(server: Any) -> None:
-    """Give the boundary its own codec back and take `PendingRounds` out of the chain.
+def uninstall(boundary: Any) -> None:
+    """Give the boundary its own security policy (and codec) back.
 
     Tokens sealed with the round claim still unseal: the boundary ignores claims it does not know.
     """
-    chain = server.middleware
-    for i, middleware in enumerate(chain):
-        if isinstance(middleware, PendingRounds):
-            if isinstance(getattr(middleware.boundary._security, "codec", None), RoundCodec):
-                middleware.boundary._security = middleware.security
-            del chain[i]
-            return
+    own = _own.pop(boundary, None)
+    if own is not None and isinstance(getattr(boundary._security, "codec", None), RoundCodec):
+        boundary._security = own
+
+
+_own: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+"""Boundary -> its own security policy, while mcpobs's copy (with the round codec) stands in."""

@@ -7,15 +7,15 @@ For an `MCPServer`, one hook on `MCPServer.__init__`:
 2. `__init__` runs and builds the lowlevel `Server`, whose own hook puts `ServerMiddleware`
    outermost in the chain, where the SDK's `OpenTelemetryMiddleware` was;
 3. the middleware is pointed at the server's live tool and prompt registries;
-4. the state codec of its `RequestStateBoundary` is wrapped (`RoundCodec`) and
-   `PendingRounds` goes just after the boundary (multi-round-trip rounds).
+4. the state codec of its `RequestStateBoundary` is wrapped (`RoundCodec`: multi-round-trip
+   rounds).
 
 A lowlevel `Server` gets step 2 alone. A server built before `instrument()` gets the same
 steps (2 to 4) when it first serves a connection (`ServerRunner.__init__`). Every app
 `Server.streamable_http_app()` returns gets the transport boundary (ASGI middleware).
 
 Each step records its undo in the instrumentor's `Changes`: the chain gets the SDK's own
-middleware back and loses `PendingRounds`, the boundary gets its own codec back, and an app
+middleware back, the boundary gets its own codec back, and an app
 not yet serving loses the ASGI middleware. Two things stay, as pass-throughs that record
 nothing after `uninstrument()`: the wrapped bus (listen streams may be open on it) and the
 ASGI middleware of an app that already serves (Starlette has built its stack).
@@ -73,8 +73,9 @@ class ServerSetup:
 
     def count_rounds(self, server: Any) -> None:
         """Step 4: label multi-round-trip rounds (see `rounds`)."""
-        if _rounds.install(server):
-            self.changes.on_undo("round codec restore", _rounds.uninstall, server)
+        boundary = _rounds.install(server)
+        if boundary is not None:
+            self.changes.on_undo("round codec restore", _rounds.uninstall, boundary)
 
     def set_up(self, mcpserver: Any) -> None:
         """Steps 3 and 4 for an `MCPServer` whose lowlevel server has step 2."""

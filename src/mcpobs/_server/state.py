@@ -8,7 +8,7 @@ worker threads and task groups see their request.
 
 from __future__ import annotations
 
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -53,29 +53,20 @@ class RequestState:
 _current: ContextVar[RequestState | None] = ContextVar("mcpobs_request", default=None)
 
 
-def current() -> RequestState | None:
-    return _current.get()
+current = _current.get
+"""The request being handled in this context, if any (the contextvar's own `get`: no extra call)."""
 
+enter = _current.set
+"""Make `state` the current request's (returns the token `leave` takes)."""
 
-def enter(state: RequestState) -> Token[RequestState | None]:
-    return _current.set(state)
-
-
-def leave(token: Token[RequestState | None]) -> None:
-    _current.reset(token)
+leave = _current.reset
 
 
 _transport: ContextVar[str | None] = ContextVar("mcpobs_transport", default=None)
 
+transport = _transport.get
+"""`pipe` while a stdio server runs in this context; None elsewhere."""
 
-def transport() -> str | None:
-    """`pipe` while a stdio server runs in this context; None elsewhere."""
-    return _transport.get()
+set_transport = _transport.set
 
-
-def set_transport(value: str) -> Token[str | None]:
-    return _transport.set(value)
-
-
-def reset_transport(token: Token[str | None]) -> None:
-    _transport.reset(token)
+reset_transport = _transport.reset
