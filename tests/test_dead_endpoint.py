@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
+from processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = """
@@ -46,12 +47,6 @@ anyio.run(main)
 OFF = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def environment(**settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     return {**env, "PYTHONUNBUFFERED": "1", **settings}
@@ -77,17 +72,13 @@ def timed_script(tmp_path: Path, env: dict[str, str]) -> tuple[float, str]:
 
 
 def test_a_short_script_exits_on_time_with_one_line_naming_the_endpoint(tmp_path):
-    port = closed_port()
+    port = free_port()
     off, quiet = timed_script(tmp_path, environment(**OFF))
     exporting, stderr = timed_script(tmp_path, dead(port))
     assert exporting - off < 3, f"{exporting:.1f} s against {off:.1f} s with exporting off:\n{stderr}"
     lines = added_lines(stderr, quiet)
     assert len(lines) == 1, stderr
     assert f"http://127.0.0.1:{port}" in lines[0] and "OTEL_EXPORTER_OTLP_ENDPOINT" in lines[0]
-
-
-def free_port() -> int:
-    return closed_port()
 
 
 async def stop_time(env: dict[str, str], tmp_path: Path) -> tuple[float, str]:
@@ -126,7 +117,7 @@ async def stop_time(env: dict[str, str], tmp_path: Path) -> tuple[float, str]:
 
 @pytest.mark.anyio
 async def test_a_uvicorn_server_stops_promptly_after_sigterm(tmp_path):
-    port = closed_port()
+    port = free_port()
     off, quiet = await stop_time(environment(**OFF), tmp_path)
     exporting, stderr = await stop_time(dead(port), tmp_path)
     assert exporting - off < 3, f"{exporting:.1f} s against {off:.1f} s with exporting off:\n{stderr}"

@@ -27,6 +27,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
+from processes import free_port
 
 from mcpobs import semconv as S
 
@@ -64,12 +65,6 @@ def calls(spans: list[dict[str, Any]]) -> list[tuple[str, str]]:
         for s in spans
         if s["kind"] == "SpanKind.SERVER" and s["name"].startswith("tools/call")
     ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Served:

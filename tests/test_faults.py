@@ -32,6 +32,7 @@ from opentelemetry.sdk.metrics.export import (
 )
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
+from processes import free_port
 from shop import create_server
 from transports import TRANSPORTS, serve_http
 
@@ -168,15 +169,6 @@ anyio.run(main)
 """
 
 
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def run_day(how: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     started = time.monotonic()
@@ -192,7 +184,7 @@ def run_day(how: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[
 
 
 def test_an_otlp_endpoint_where_nothing_listens_changes_no_result_and_prints_nothing():
-    endpoint = f"http://127.0.0.1:{closed_port()}"
+    endpoint = f"http://127.0.0.1:{free_port()}"
     nowhere = {
         "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
         "OTEL_SERVICE_NAME": "shop-nowhere",

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
+from processes import free_port, stop, wait_for_port
 from transports import read_spans
 
 from mcpobs import semconv as S
@@ -38,25 +37,6 @@ def redis_binary() -> str:
     return found
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen, what: str) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{what} exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on {port}")
-
-
 @contextmanager
 def running(command: list[str], port: int, what: str) -> Iterator[subprocess.Popen]:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -64,12 +44,7 @@ def running(command: list[str], port: int, what: str) -> Iterator[subprocess.Pop
         wait_for_port(port, process, what)
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def replica(name: str, port: int, redis_url: str, spans_file: Path) -> list[str]:

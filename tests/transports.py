@@ -8,46 +8,22 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 from mcp.client.stdio import StdioServerParameters
 from opentelemetry.trace import SpanKind
+
+from mcpobs._cli.serving import serve as serve_http
 
 HERE = Path(__file__).parent
 
 TRANSPORTS = ["auto", "legacy", "http"]
 """In memory (the direct dispatcher), in memory over JSON-RPC (2025-11-25), Streamable HTTP on loopback."""
-
-
-@contextmanager
-def serve_http(app: Any) -> Iterator[str]:
-    """Run an ASGI app with uvicorn on a free loopback port; yield its base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 RAW_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}

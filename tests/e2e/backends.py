@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import time
 import urllib.error
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import free_port, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -57,12 +57,6 @@ def get(url: str, params: dict[str, Any] | None = None, timeout: float = 10) -> 
         return 0, b""
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @dataclass
 class Backend:
     name: str
@@ -93,12 +87,7 @@ def run(name: str, cmd: list[str], ready_url: str, url: str, workdir: Path, env:
             time.sleep(0.2)
         yield backend
     finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, grace=15)
 
 
 JAEGER_PORTS = {

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import JAEGER_PORTS, free_port, get, jaeger
+from backends import JAEGER_PORTS, get, jaeger
+from processes import free_port
 
 from mcpobs import semconv as S
 

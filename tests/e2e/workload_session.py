@@ -18,7 +18,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from backends import Stack, free_port, get, promql, stack
+from backends import Stack, get, promql, stack
+from processes import free_port
 
 from mcpobs import semconv as S
 

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import free_port, stop, wait_for_port
 
 HERE = Path(__file__).parent
 PINNED: dict[str, str] = json.loads((HERE / "node" / "package.json").read_text())["dependencies"]
@@ -63,12 +62,6 @@ def inspector_js() -> str:
     return str(package / bin_path)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def everything_http() -> Iterator[str]:
     """server-everything over Streamable HTTP in a node process; yields its endpoint URL."""
@@ -80,23 +73,10 @@ def everything_http() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"server-everything did not listen on {port} (exit {proc.poll()})") from None
-                time.sleep(0.05)
+        wait_for_port(port, proc, "server-everything", timeout=20)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def everything_stdio() -> Any:

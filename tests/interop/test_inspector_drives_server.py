@@ -45,36 +45,19 @@ def counted(telemetry, **labels) -> float:
     return telemetry.total(S.SERVER_REQUESTS.name, labels)
 
 
+def tool_call(name: str, *arguments: str) -> tuple[str, ...]:
+    """The Inspector's command-line arguments for one tools/call."""
+    return ("--method", "tools/call", "--tool-name", name, "--tool-arg", *arguments)
+
+
 def test_tool_outcomes_over_http(mcpobs_telemetry, shop_url):
-    ok = inspector(
-        [shop_url], "--method", "tools/call", "--tool-name", "get_order_status", "--tool-arg", "order_id=O-1873"
-    )
+    ok = inspector([shop_url], *tool_call("get_order_status", "order_id=O-1873"))
     assert ok["isError"] is False
-    failed = inspector(
-        [shop_url], "--method", "tools/call", "--tool-name", "get_order_status", "--tool-arg", "order_id=O-404"
-    )
+    failed = inspector([shop_url], *tool_call("get_order_status", "order_id=O-404"))
     assert failed["isError"] is True
-    crashed = inspector(
-        [shop_url],
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "quote_refund",
-        "--tool-arg",
-        "order_id=O-1",
-        "amount_cents=-5",
-    )
+    crashed = inspector([shop_url], *tool_call("quote_refund", "order_id=O-1", "amount_cents=-5"))
     assert crashed["isError"] is True
-    refused = inspector(
-        [shop_url],
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "quote_refund",
-        "--tool-arg",
-        "order_id=O-1",
-        "amount_cents=lots",
-    )
+    refused = inspector([shop_url], *tool_call("quote_refund", "order_id=O-1", "amount_cents=lots"))
     assert refused["isError"] is True
 
     calls = [s for s in mcpobs_telemetry.spans() if s.name.startswith("tools/call")]
@@ -119,7 +102,7 @@ def test_a_prompt_missing_a_required_argument_is_the_callers_mistake(mcpobs_tele
 
 
 def test_trace_context_in_meta_and_in_the_http_header(mcpobs_telemetry, shop_url):
-    call = ("--method", "tools/call", "--tool-name", "get_order_status", "--tool-arg", "order_id=O-1873")
+    call = tool_call("get_order_status", "order_id=O-1873")
     inspector([shop_url], *call, "--metadata", f"traceparent={TRACEPARENT}")
     inspector([shop_url], *call, "--header", f"traceparent: {HEADER_TRACEPARENT}")
     # both: the message's own _meta wins over the HTTP exchange's header

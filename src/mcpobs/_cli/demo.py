@@ -7,12 +7,8 @@ with ``OTEL_EXPORTER_OTLP_ENDPOINT`` set, everything goes to that endpoint inste
 from __future__ import annotations
 
 import os
-import socket
-import threading
-import time
 from collections import defaultdict
-from collections.abc import Generator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Annotated, Any, TextIO
 
 import anyio
@@ -23,6 +19,7 @@ from pydantic import BaseModel
 
 from mcpobs import semconv as S
 from mcpobs._cli.jaeger import traces_url
+from mcpobs._cli.serving import serve
 
 ORDERS = {"O-1873": "delivered", "O-2001": "shipped"}
 _KEY_ATTRIBUTES = (
@@ -87,25 +84,6 @@ def build_shop() -> MCPServer:
         return "reindexed"
 
     return shop
-
-
-@contextmanager
-def _serve(app: Any) -> Generator[str, None, None]:
-    import uvicorn
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 async def _drive(url: str, shop: Any, out: TextIO) -> None:
@@ -195,7 +173,8 @@ def run(out: TextIO) -> int:
         captured = capture()
     shop = build_shop()
     out.write("Driving the shop through every outcome:\n")
-    with _serve(shop.streamable_http_app()) as url:
+    with serve(shop.streamable_http_app()) as base:
+        url = f"{base}/mcp"
         anyio.run(_drive, url, shop, out)
     if captured is None:
         from opentelemetry import metrics, trace
@@ -214,7 +193,7 @@ def run(out: TextIO) -> int:
             f"sum by ({S.prometheus_label(S.OUTCOME)}) ({S.prometheus_name(S.SERVER_REQUESTS)}).\n"
         )
         return 0
-    out.write("\nTraces (name, kind, duration, mcpobs.outcome, key attributes):\n")
+    out.write(f"\nTraces (name, kind, duration, {S.OUTCOME}, key attributes):\n")
     spans = captured.spans()
     by_trace: dict[int, list[Any]] = defaultdict(list)
     for s in spans:

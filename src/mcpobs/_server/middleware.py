@@ -41,7 +41,6 @@ class _Call:
 
     __slots__ = (
         "context",
-        "known",
         "labels_key",
         "method",
         "names_target",
@@ -50,12 +49,20 @@ class _Call:
         "start",
         "state",
         "state_token",
-        "target_attr",
     )
 
-    def __init__(self) -> None:
-        self.otel_token: object = None
-        self.state_token: object = None
+    def __init__(self, method: str, target: str | None, labels_key: tuple[Any, ...], span: Span) -> None:
+        self.method = method
+        self.names_target = target
+        """The registered tool or prompt the request names (None for an unknown one)."""
+        self.labels_key = labels_key
+        """(method, version, target attribute, bounded target, network): see `labels.base_labels`."""
+        self.span = span
+        self.state = _state.RequestState(method, target, span)
+        self.context = trace.set_span_in_context(span)
+        self.otel_token = otel_context.attach(self.context)
+        self.state_token = _state.enter(self.state)
+        self.start = time.perf_counter()
 
 
 class ServerMiddleware:
@@ -150,19 +157,7 @@ class ServerMiddleware:
             )
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
-        call = _Call()
-        call.method = method
-        call.names_target = target
-        call.labels_key = labels_key
-        call.target_attr = target_attr
-        call.known = known
-        call.span = span
-        call.state = _state.RequestState(method, target, span)
-        call.context = trace.set_span_in_context(span)
-        call.otel_token = otel_context.attach(call.context)
-        call.state_token = _state.enter(call.state)
-        call.start = time.perf_counter()
-        return call
+        return _Call(method, target, labels_key, span)
 
     def _http_network(self, request: Any) -> Network | None:
         version = getattr(request, "scope", {}).get("http_version")
@@ -308,7 +303,8 @@ class ServerMiddleware:
         if recording:
             # Everything beyond the labels goes on in one batch, at the end: each batch costs
             # the SDK a lock and a validation pass, and an unsampled span pays for none of it.
-            attrs = self._attributes(ctx, call.method, call.target_attr, call.known)
+            _, _, target_attr, known, _ = call.labels_key
+            attrs = self._attributes(ctx, call.method, target_attr, known)
             if contract:
                 attrs.update(contract)
             attrs[S.OUTCOME] = cls.outcome.value
