@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from mcp.client.extension import UnexpectedClaimedResult
 from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from mcpobs import semconv as S
 from mcpobs._core import outcome as _outcome
-from mcpobs._core.methods import CALLER_MISTAKES, REQUEST_TIMEOUT, code_label
+from mcpobs._core.methods import CALLER_MISTAKES, code_label
 from mcpobs._core.outcome import Classification
 from mcpobs.semconv import Outcome
 

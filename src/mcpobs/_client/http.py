@@ -12,7 +12,6 @@ import weakref
 from contextvars import ContextVar, Token
 from typing import Any
 
-from mcpobs import semconv as S
 from mcpobs._client.memory import SessionMemory
 from mcpobs._core.config import Settings
 from mcpobs._core.guard import guarded
@@ -51,7 +50,7 @@ def patches(settings: Settings) -> list[Patch]:
             if memory is not None and instance.session_id is not None:
                 value = session_attribute(instance.session_id, settings)
                 if value is not None:
-                    memory.learn(S.MCP_SESSION_ID, value)
+                    memory.session_id = value
 
     module = "mcp.client.streamable_http"
     return [

@@ -52,9 +52,9 @@ def patches(telemetry: Telemetry) -> list[Patch]:
 def _labels(client: Any, failure: object) -> dict[str, Any]:
     session = client._session
     labels: dict[str, Any] = {S.MCP_PROTOCOL_VERSION: bounded_version(getattr(session, "protocol_version", None))}
-    network = memory.network(session)
-    if network is not None:
-        labels.update(network.labels)
+    remembered = memory.remembered(session)
+    if remembered is not None and remembered.network is not None:
+        labels.update(remembered.network.labels)
     if isinstance(failure, BaseException) and not is_cancellation(failure):
         labels[S.ERROR_TYPE] = type(failure).__qualname__
     return labels

@@ -26,7 +26,7 @@ class ListenStream:
     async def __aenter__(self) -> Any:
         # Opened here, not when the stream object is made: one never entered sends nothing.
         self._call = call = self._spans.try_open(
-            self._session, "subscriptions/listen", None, None, Outbound("subscriptions/listen")
+            self._session, "subscriptions/listen", None, Outbound("subscriptions/listen")
         )
         if call is None:
             return await self._stream.__aenter__()

@@ -1,9 +1,9 @@
 """What mcpobs remembers per `ClientSession`: where its server is, and the tools it listed.
 
-One weak dictionary keyed by the session, so nothing outlives it. The connection
-(server.address/port, network.transport) is learned from `Client`; over Streamable HTTP the
-HTTP version and a legacy session's id are learned from the transport's responses, once, and
-kept in the same span attributes and metric labels (`network`), never recomputed per request.
+One weak dictionary keyed by the session, so nothing outlives it. The connection's network
+labels (server.address/port, network.transport and protocol) are learned from `Client`, once,
+and shared by every request's span attributes and metric labels; over Streamable HTTP a legacy
+session's id is learned from the transport's responses (a span attribute, never a label).
 The listing keeps each tool as last listed and replaces it by its schema fingerprint the
 first time it is called (most listed tools are never called).
 """
@@ -21,30 +21,21 @@ from mcpobs._core import labels as _labels
 from mcpobs._core.labels import Network
 
 MAX_LISTED = 4096
-_LABELLED = (S.NETWORK_TRANSPORT, S.NETWORK_PROTOCOL_NAME, S.NETWORK_PROTOCOL_VERSION, S.SERVER_ADDRESS, S.SERVER_PORT)
-"""The connection attributes that are also metric labels (the session id is not)."""
 
 
 class SessionMemory:
-    __slots__ = ("connection", "handshake", "listing", "network")
+    __slots__ = ("answering", "handshake", "listing", "network", "session_id")
 
     def __init__(self) -> None:
-        self.connection: dict[str, Any] | None = None
-        """Span attributes of every request of the session; replaced, never mutated."""
         self.network: Network | None = None
-        """The metric labels among them."""
+        """Where the server is and how it is reached: span attributes and metric labels."""
+        self.answering: Network | None = None
+        """The same without the server's address: the labels of this side answering the server."""
+        self.session_id: str | None = None
+        """`mcp.session.id` (or its keyed hash) of a legacy Streamable HTTP session."""
         self.listing: dict[str, Any] | None = None
         self.handshake: SpanContext | None = None
         """The span of the session's last `initialize` or `server/discover`: what it negotiated."""
-
-    def learn(self, name: str, value: Any) -> None:
-        """A connection attribute learned on the way (HTTP version, session id), once."""
-        connection = self.connection or {}
-        if connection.get(name) == value:
-            return
-        self.connection = {**connection, name: value}
-        if name in _LABELLED:
-            self.network = _labels.network({k: v for k, v in self.connection.items() if k in _LABELLED})
 
 
 _sessions: weakref.WeakKeyDictionary[Any, SessionMemory] = weakref.WeakKeyDictionary()
@@ -57,38 +48,25 @@ def _memory(session: Any) -> SessionMemory:
     return memory
 
 
-def connection(session: Any) -> dict[str, Any] | None:
-    memory = _sessions.get(session)
-    return memory.connection if memory is not None else None
-
-
 def remembered(session: Any) -> SessionMemory | None:
     """What is remembered of this session, if anything (one lookup per request)."""
     return _sessions.get(session)
 
 
-def network(session: Any) -> Network | None:
-    memory = _sessions.get(session)
-    return memory.network if memory is not None else None
-
-
 def remember_connection(session: Any, server: object) -> SessionMemory | None:
-    attrs = connection_attributes(server)
-    if not attrs:
+    network = connection_network(server)
+    if network is None:
         return None
     memory = _memory(session)
-    memory.connection = attrs
-    memory.network = _labels.network(attrs)  # all of them are labels: transport, protocol, server
+    memory.network = network
+    memory.answering = _labels.network(
+        {k: v for k, v in network.labels.items() if k not in (S.SERVER_ADDRESS, S.SERVER_PORT)}
+    )
     return memory
 
 
 def remember_handshake(session: Any, span_context: SpanContext) -> None:
     _memory(session).handshake = span_context
-
-
-def handshake(session: Any) -> SpanContext | None:
-    memory = _sessions.get(session)
-    return memory.handshake if memory is not None else None
 
 
 def remember_listing(session: Any, result: Any) -> None:
@@ -117,24 +95,20 @@ def fingerprint(memory: SessionMemory, name: object) -> str | None:
     return found
 
 
-def connection_attributes(server: object) -> dict[str, Any]:
-    """Attributes for the server a `Client` was given: a URL, stdio parameters, or an in-process server."""
+def connection_network(server: object) -> Network | None:
+    """The network labels of what a `Client` was given: a URL, stdio parameters, or an in-process server."""
     from mcp.client.stdio import StdioServerParameters
 
     if isinstance(server, str):
         parts = urlsplit(server)
-        # `Client(url)` talks through the SDK's own HTTP client, which speaks HTTP/1.1 only.
-        attrs: dict[str, Any] = {
-            S.NETWORK_TRANSPORT: "tcp",
-            S.NETWORK_PROTOCOL_NAME: "http",
-            S.NETWORK_PROTOCOL_VERSION: "1.1",
-        }
+        where: dict[str, Any] = {}
         if parts.hostname:
-            attrs[S.SERVER_ADDRESS] = parts.hostname
+            where[S.SERVER_ADDRESS] = parts.hostname
         port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
         if port:
-            attrs[S.SERVER_PORT] = port
-        return attrs
+            where[S.SERVER_PORT] = port
+        # `Client(url)` talks through the SDK's own HTTP client, which speaks HTTP/1.1 only.
+        return _labels.http_network("1.1", where)
     if isinstance(server, StdioServerParameters):
-        return {S.NETWORK_TRANSPORT: "pipe"}
-    return {}
+        return _labels.PIPE
+    return None

@@ -11,7 +11,6 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry import trace
 from opentelemetry.context import Context
 
 from mcpobs import semconv as S
@@ -38,11 +37,6 @@ class Operation:
 _operation: ContextVar[Operation | None] = ContextVar("mcpobs_client_operation", default=None)
 
 
-def current() -> Operation | None:
-    """The multi-round-trip operation the `Client` is driving in this context."""
-    return _operation.get()
-
-
 active = _operation.get
 """The operation in this context, if any: the cheap check before `next_round`."""
 
@@ -66,7 +60,7 @@ def next_round(session: Any, method: str, attrs: dict[str, Any]) -> tuple[Operat
         return op, None
     op.rounds += 1
     attrs[S.MRTR_ROUND] = op.rounds
-    return op, trace.set_span_in_context(op.anchor.span)
+    return op, op.anchor.context
 
 
 def anchor_parent() -> Context | None:
@@ -74,7 +68,7 @@ def anchor_parent() -> Context | None:
     op = _operation.get()
     if op is None or op.anchor is None:
         return None
-    return trace.set_span_in_context(op.anchor.span)
+    return op.anchor.context
 
 
 def become_anchor(call: ClientCall, cls: Classification) -> bool:

@@ -54,25 +54,29 @@ class ClientSeams:
             self.spans.settle(held, result, None)
             return result
         call = None
-        with guarded("client span start"):
+        try:  # one guard, not `guarded` around `try_open`'s own: this runs on every request
             request = args[0] if args else kwargs.get("request")
             params = wire.params_of(request)
             version = params.get("protocolVersion") if params and request.method == "initialize" else None
-            call = self.spans.try_open(instance, request.method, params, version, request)
+            call = self.spans.open(instance, request.method, params, version, request)
+        except Exception as exc:
+            report("client span start", exc)
         return await self._run(call, wrapped, args, kwargs)
 
     async def send_discover(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.send_discover`, which bypasses `send_request`."""
         version = args[0] if args else kwargs.get("version")
-        call = self.spans.try_open(instance, "server/discover", None, version, Outbound("server/discover"))
+        call = self.spans.try_open(instance, "server/discover", version, Outbound("server/discover"))
         return await self._run(call, wrapped, args, kwargs)
 
     async def send_notification(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.send_notification`: notifications join the trace too."""
         call = None
-        with guarded("client notification span"):
+        try:
             notification = args[0] if args else kwargs.get("notification")
-            call = self.spans.try_open(instance, notification.method, None, None, notification)
+            call = self.spans.open(instance, notification.method, None, None, notification)
+        except Exception as exc:
+            report("client notification span", exc)
         return await self._run(call, wrapped, args, kwargs)
 
     async def _run(self, call: ClientCall | None, wrapped: Any, args: Any, kwargs: Any) -> Any:

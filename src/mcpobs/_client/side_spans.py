@@ -25,11 +25,10 @@ from opentelemetry.trace import INVALID_SPAN, Link, NonRecordingSpan, Span, Span
 from mcpobs import semconv as S
 from mcpobs._client import calls, classify, memory
 from mcpobs._client import rounds as _rounds
-from mcpobs._core import labels as _labels
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.guard import guarded, report
-from mcpobs._core.labels import LabelSets, Network
+from mcpobs._core.labels import LabelSets
 from mcpobs._core.methods import KNOWN_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import Classification
@@ -130,7 +129,8 @@ class SideSpans:
                 if request_id is not None:
                     attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
                 version = bounded_version(getattr(instance, "protocol_version", None))
-                key = (known, version, None, None, _answering(memory.network(instance)))
+                remembered = memory.remembered(instance)
+                key = (known, version, None, None, remembered.answering if remembered is not None else None)
                 attrs.update(self.labels.base(key))
             if known in self.telemetry.settings.excluded_methods:  # no span; the metric still counts it
                 span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
@@ -163,13 +163,6 @@ class SideSpans:
                     self.telemetry.server_duration.record(time.perf_counter() - start, labels)
 
 
-def _answering(network: Network | None) -> Network | None:
-    """The labels of the side answering a server's request: its transport, not the server's address."""
-    if network is None:
-        return None
-    return _labels.network({k: v for k, v in network.labels.items() if k not in (S.SERVER_ADDRESS, S.SERVER_PORT)})
-
-
 def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
     """The parent of a request the server sent its client, by what the exchange proves.
 
@@ -192,7 +185,8 @@ def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
         and call.cls is None  # no reply yet: the request is still in flight
     ):
         return call.context, None
-    handshake = memory.handshake(session)
+    remembered = memory.remembered(session)
+    handshake = remembered.handshake if remembered is not None else None
     return Context(), [Link(handshake)] if handshake is not None else None
 
 

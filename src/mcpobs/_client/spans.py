@@ -69,8 +69,8 @@ class ClientSpans:
             attrs[target_attr] = tel.bound(raw)  # the name as sent, when the label had to bound it
         if known == "resources/read" and params and isinstance(params.get("uri"), str):
             attrs[S.MCP_RESOURCE_URI] = tel.bound(params["uri"])
-        if remembered is not None and remembered.connection:
-            attrs.update(remembered.connection)  # where the server is; a legacy session's id
+        if remembered is not None and remembered.session_id is not None:
+            attrs[S.MCP_SESSION_ID] = remembered.session_id  # where the server is: already in the labels
         # Outside a multi-round-trip operation (most calls) there is nothing to look up.
         op, parent = _rounds.next_round(session, method, attrs) if _rounds.active() else (None, None)
         if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
@@ -89,13 +89,10 @@ class ClientSpans:
             call.fingerprint = memory.fingerprint(remembered, raw)
         return call
 
-    def try_open(
-        self, session: Any, method: str, params: Any, version: object = None, request: Any = None
-    ) -> ClientCall | None:
+    def try_open(self, session: Any, method: str, version: object, request: Any) -> ClientCall | None:
+        """`open` a span for a request that names no target (no params), reporting a failure."""
         try:
-            if params is not None and not isinstance(params, dict):
-                params = params if isinstance(params, Mapping) else None
-            return self.open(session, method, params, version, request)
+            return self.open(session, method, None, version, request)
         except Exception as exc:
             report("client span start", exc)
             return None

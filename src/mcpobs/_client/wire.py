@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpobs import semconv as S
-from mcpobs._client import memory
 from mcpobs._client.calls import ClientCall
 from mcpobs._core import propagation as _propagation
 
@@ -43,8 +42,8 @@ def with_fingerprint(kwargs: Any, fingerprint: str) -> Any:
 
 def with_trace_header(call: ClientCall, args: Any, kwargs: Any) -> tuple[Any, Any]:
     """`send_raw_request` arguments with `traceparent` in the HTTP headers, for an HTTP session."""
-    connection = memory.connection(call.session)
-    if not connection or connection.get(S.NETWORK_PROTOCOL_NAME) != "http":
+    network = call.labels_key[4]  # the session's network labels, found when the call opened
+    if network is None or network.labels.get(S.NETWORK_PROTOCOL_NAME) != "http":
         return args, kwargs
     opts = args[2] if len(args) > 2 else kwargs.get("opts")
     opts = dict(opts or {})

@@ -32,8 +32,6 @@ ROUND_METHODS = frozenset(_methods.INPUT_REQUIRED_METHODS)
 INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 """What a pending round may ask the client for; anything else is recorded as `_OTHER`."""
 
-REQUEST_TIMEOUT = -32001
-"""The SDK's code for a request whose read timeout elapsed."""
 CALLER_MISTAKES = S.CALLER_MISTAKE_CODES | {
     S.HEADER_MISMATCH,
     S.MISSING_CLIENT_CAPABILITY,

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 
-from mcpobs._core.guard import guarded
+from opentelemetry.instrumentation.environment_variables import OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
 
-_DISABLED = "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"
+from mcpobs._core.guard import guarded
 
 
 def configure() -> None:
     """The `opentelemetry_pre_instrument` entry point; skipped when mcpobs is disabled."""
-    disabled = {name.strip() for name in os.environ.get(_DISABLED, "").split(",")}
+    disabled = {name.strip() for name in os.environ.get(OTEL_PYTHON_DISABLED_INSTRUMENTATIONS, "").split(",")}
     if "mcpobs" in disabled or "*" in disabled:
         return
     from mcpobs._core import autoconfig
