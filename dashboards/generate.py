@@ -248,7 +248,7 @@ def server_dashboard() -> Dashboard:
                 "Events delivered on listen streams, by kind.",
                 "ops",
                 _query(
-                    _rate(EVENTS, f'{SELECT}, {DIRECTION}="delivered"', EVENT),
+                    _rate(EVENTS, f'{SELECT}, {DIRECTION}="{S.SubscriptionDirection.DELIVERED.value}"', EVENT),
                     f"{{{{{EVENT}}}}}",
                 ),
                 width=8,

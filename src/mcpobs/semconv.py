@@ -67,6 +67,7 @@ __all__ = [
     "EVENT_PROGRESS_CAP_REACHED",
     "EXECUTE_TOOL",
     "FAILURE_BOUNDARY",
+    "GENERAL_DEVIATIONS",
     "GEN_AI_OPERATION_NAME",
     "GEN_AI_PROMPT_NAME",
     "GEN_AI_TOOL_CALL_ARGUMENTS",
@@ -153,6 +154,7 @@ __all__ = [
     "Origin",
     "Outcome",
     "Requirement",
+    "SubscriptionDirection",
     "SubscriptionEvent",
     "deliver_span_name",
     "prometheus_label",
@@ -430,6 +432,13 @@ class SubscriptionEvent(StrEnum):
     PROMPTS_LIST_CHANGED = "prompts_list_changed"
     RESOURCES_LIST_CHANGED = "resources_list_changed"
     RESOURCE_UPDATED = "resource_updated"
+
+
+class SubscriptionDirection(StrEnum):
+    """`mcpobs.subscription.direction`: an event published by the server, or delivered to one stream."""
+
+    PUBLISHED = "published"
+    DELIVERED = "delivered"
 
 
 # --- Metrics -------------------------------------------------------------------------------
@@ -973,7 +982,7 @@ REQUIREMENTS: Final = (
 
 # --- Where mcpobs departs from or extends the pinned conventions ---------------------------
 
-_GENERAL_DEVIATIONS: Final = (
+GENERAL_DEVIATIONS: Final = (
     (
         "server/discover, subscriptions/listen",
         "Methods of revision 2026-07-28 the pinned conventions do not list yet "
@@ -1013,7 +1022,7 @@ _GENERAL_DEVIATIONS: Final = (
     ),
 )
 
-DEVIATIONS: Final = _GENERAL_DEVIATIONS + tuple(
+DEVIATIONS: Final = GENERAL_DEVIATIONS + tuple(
     (f"`{r.item}` on {r.signal}", r.deviation) for r in REQUIREMENTS if r.deviation is not None
 )
 """(what, why) for every departure: the general ones, then each deviating row of `REQUIREMENTS`."""

@@ -8,14 +8,7 @@ real telemetry (tests/test_conformance.py), so the page says what mcpobs does.
 from __future__ import annotations
 
 from mcpobs import semconv as S
-
-
-def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _row(*cells: object) -> str:
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+from mcpobs._cli.markdown import row as _row
 
 
 def _item(item: str) -> str:
@@ -35,7 +28,7 @@ Every name mcpobs emits is in one module, `mcpobs.semconv`. It pins:
 - the names themselves: every attribute and metric name the `opentelemetry-semantic-conventions`
   package defines is imported from it (a renamed constant breaks the build, not a dashboard);
   the registry spells only mcpobs's own `mcpobs.*` names and the metrics SDK's
-  `otel.metric.overflow`.
+  `{overflow}`.
 - `SCHEMA_URL`: the schema URL the tracer and meter carry, `{schema}`.
 - `REQUIREMENTS`: the conventions' requirement levels item by item, for each span kind and
   metric, with what mcpobs emits; the table below is generated from it.
@@ -74,7 +67,12 @@ def render() -> str:
     rows = S.REQUIREMENTS
     deviating = sum(1 for r in rows if r.deviation)
     lines = [
-        _INTRO.format(version=S.CONVENTION_VERSION, status=S.CONVENTION_STATUS, schema=S.SCHEMA_URL),
+        _INTRO.format(
+            version=S.CONVENTION_VERSION,
+            status=S.CONVENTION_STATUS,
+            schema=S.SCHEMA_URL,
+            overflow=S.OTEL_METRIC_OVERFLOW,
+        ),
         "## Requirement levels, item by item",
         "",
         f"From `docs/gen-ai/mcp.md` of semantic-conventions-genai (commit `{S.CONVENTION_DOC_COMMIT[:12]}`). "
@@ -96,6 +94,5 @@ def render() -> str:
             ]
         lines.append(_row(_item(row.item), row.level.value, row.condition, row.emitted, row.deviation or "conforms"))
     lines += ["", "## Other departures", ""]
-    per_row = {f"`{r.item}` on {r.signal}" for r in rows}
-    lines += [f"- **{what}**: {why}" for what, why in S.DEVIATIONS if what not in per_row]
+    lines += [f"- **{what}**: {why}" for what, why in S.GENERAL_DEVIATIONS]
     return "\n".join(lines) + "\n"

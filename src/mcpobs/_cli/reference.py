@@ -7,10 +7,7 @@ committed file differs from what this renders.
 from __future__ import annotations
 
 from mcpobs import semconv as S
-
-
-def _row(*cells: object) -> str:
-    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+from mcpobs._cli.markdown import row as _row
 
 
 def render() -> str:
@@ -23,7 +20,7 @@ def render() -> str:
         f"<{S.CONVENTION_SOURCE}>. Tracer and meter schema URL: `{S.SCHEMA_URL}`.",
         f"Instrumentation scope: `{S.INSTRUMENTATION_NAME}`.",
         "",
-        "## Outcomes (`mcpobs.outcome`)",
+        f"## Outcomes (`{S.OUTCOME}`)",
         "",
         _row("outcome", "span status", S.ERROR_TYPE, "latency sample", "counts against error ratio"),
         _row("---", "---", "---", "---", "---"),
@@ -31,9 +28,9 @@ def render() -> str:
     for outcome in S.Outcome:
         error = outcome in S.ERROR_OUTCOMES
         error_type = {
-            "tool_error": "`tool_error`",
-            "server_error": "JSON-RPC code; `tool_error` for a tool that raised; else exception class",
-        }.get(outcome.value, "none")
+            S.Outcome.TOOL_ERROR: f"`{S.TOOL_ERROR}`",
+            S.Outcome.SERVER_ERROR: f"JSON-RPC code; `{S.TOOL_ERROR}` for a tool that raised; else exception class",
+        }.get(outcome, "none")
         lines.append(
             _row(
                 f"`{outcome.value}`",
@@ -45,7 +42,7 @@ def render() -> str:
         )
     lines += [
         "",
-        "## Failure boundaries (`mcpobs.failure.boundary`)",
+        f"## Failure boundaries (`{S.FAILURE_BOUNDARY}`)",
         "",
         "Set on every request that failed (`tool_error`, `server_error`, `client_error`); the values, "
         "in the order a request meets them: " + ", ".join(f"`{b.value}`" for b in S.Boundary) + ".",
@@ -79,7 +76,7 @@ def render() -> str:
         _row("cancellation reason", f"{S.MAX_REASON_LENGTH} characters"),
         _row("publish contexts kept per listen stream", str(S.MAX_NOTED_PUBLISHES)),
         _row(
-            "subscription span names, `mcpobs.subscription.events` series",
+            f"subscription span names, `{S.SUBSCRIPTION_EVENTS.name}` series",
             f"{2 * len(S.SubscriptionEvent)} (publish and deliver per event kind; URIs only as attributes)",
         ),
         _row("unregistered tool, prompt, method or version", f"recorded as `{S.OTHER}` in names and labels"),

@@ -29,8 +29,9 @@ def render() -> str:
 #
 # Layered over deploy/jaeger.yaml (the collector merges --config files in order, this one last):
 #   jaeger --config deploy/jaeger.yaml --config deploy/tail-sampling.yaml
-# `scripts/stack --tail-sampling` and `docker compose --profile tail-sampling up` do that. In
-# any OpenTelemetry Collector with the contrib tail_sampling processor, the `processors` block
+# `scripts/stack --tail-sampling` does that, and so does
+#   docker compose -f docker-compose.yml -f deploy/compose.tail-sampling.yaml up
+# In any OpenTelemetry Collector with the contrib tail_sampling processor, the `processors` block
 # works as it is. Applications record every span (the default parent-based always-on sampler)
 # and export in batches; metrics never pass through this sampler (docs/production.md).
 #

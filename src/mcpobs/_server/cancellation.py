@@ -20,6 +20,7 @@ from typing import Any
 from mcpobs import semconv as S
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
+from mcpobs._server import state as _state
 
 _reasons: dict[int, str] = {}
 """Reasons by `id()` of the SDK's per-request dispatch context; an entry leaves with its context.
@@ -56,9 +57,7 @@ def _remember(dispatcher: Any, params: Any) -> None:
 
 def reason(ctx: Any) -> str | None:
     """The peer's reason for cancelling this request, if it gave one (bounded)."""
-    outbound = getattr(ctx.session, "_request_outbound", None)
-    outbound = getattr(outbound, "_inner", outbound)  # the runner's no-back-channel wrapper
-    return _reasons.get(id(outbound)) if _reasons else None
+    return _reasons.get(id(_state.dispatch_context(ctx.session))) if _reasons else None
 
 
 def patches() -> list[Patch]:

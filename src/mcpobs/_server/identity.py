@@ -18,6 +18,20 @@ from mcpobs._core.telemetry import Telemetry
 session_logger = logging.getLogger("mcpobs.session")
 
 
+def server_attributes(server: Any, telemetry: Telemetry) -> dict[str, Any]:
+    """What the server calls itself (length-bounded); an unset name or version is left out, not recorded empty."""
+    described = {S.SERVER_NAME: getattr(server, "name", None), S.SERVER_VERSION: getattr(server, "version", None)}
+    return {k: telemetry.bound(v) for k, v in described.items() if v}
+
+
+def peer_attributes(peer: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> None:
+    """The caller's address and port over HTTP, from the ASGI scope's `client` (host, port)."""
+    if peer:
+        attrs[S.CLIENT_ADDRESS] = telemetry.bound(peer[0])
+        if isinstance(peer[1], int):
+            attrs[S.CLIENT_PORT] = peer[1]
+
+
 def client_attributes(session: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> None:
     """Client name and version (length-bounded; span attributes only, never metric labels)."""
     params = session.client_params

@@ -71,9 +71,7 @@ class ServerMiddleware:
     def __init__(self, telemetry: Telemetry, server: Any) -> None:
         self.telemetry = telemetry
         self.names = ServerNames(server)
-        described = {S.SERVER_NAME: getattr(server, "name", None), S.SERVER_VERSION: getattr(server, "version", None)}
-        self._server_attrs = {k: telemetry.bound(v) for k, v in described.items() if v}
-        """What the server calls itself; an unset name or version is left out, not recorded empty."""
+        self._server_attrs = _identity.server_attributes(server, telemetry)
         self.fingerprints = FingerprintCache()
         self._labels = LabelSets(S.SERVER_REQUESTS, errors_only=True)
         self._excluded = telemetry.settings.excluded_methods
@@ -127,7 +125,7 @@ class ServerMiddleware:
             if method == "initialize":
                 _sessions.note_network(ctx.session._connection, network)
         else:
-            network = PIPE if _state.transport() == "pipe" else None
+            network = _state.transport()
             if ctx.request_id is not None:
                 # In process the id is minted on this side; the client call waiting on it
                 # (its span is still current here) records it with its outcome.
@@ -187,11 +185,7 @@ class ServerMiddleware:
                 attrs[S.MCP_RESOURCE_URI] = tel.bound(uri)
         request = ctx.request
         if request is not None:
-            peer = getattr(request, "client", None)  # the ASGI scope's client: (host, port)
-            if peer is not None:
-                attrs[S.CLIENT_ADDRESS] = tel.bound(peer[0])
-                if isinstance(peer[1], int):
-                    attrs[S.CLIENT_PORT] = peer[1]
+            _identity.peer_attributes(getattr(request, "client", None), tel, attrs)
         session_id = _sessions.session_id(ctx.session, tel.settings)
         if session_id is not None:
             attrs[S.MCP_SESSION_ID] = session_id
@@ -426,7 +420,7 @@ def patches() -> list[Patch]:
     """The seams inside a request: the tool hook, and the stdio transport's name."""
 
     async def run_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        token = _state.set_transport("pipe")
+        token = _state.set_transport(PIPE)
         try:
             return await wrapped(*args, **kwargs)
         finally:

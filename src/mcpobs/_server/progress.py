@@ -25,8 +25,7 @@ from mcpobs._server import state as _state
 
 def _requested(session: Any) -> bool:
     """Whether the caller asked for progress: a token on the wire, or a callback in memory."""
-    outbound = getattr(session, "_request_outbound", None)
-    outbound = getattr(outbound, "_inner", outbound)  # the runner's no-back-channel wrapper
+    outbound = _state.dispatch_context(session)
     for name in ("_progress_token", "progress_token", "_on_progress"):
         if getattr(outbound, name, None) is not None:
             return True

@@ -19,7 +19,7 @@ from typing import Any
 from mcpobs import semconv as S
 from mcpobs._core.config import Settings
 from mcpobs._core.guard import guarded
-from mcpobs._core.labels import Network
+from mcpobs._core.labels import Network, http_network
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import is_cancellation
 from mcpobs._core.patches import Patch
@@ -55,6 +55,8 @@ def session_id(session: Any, settings: Settings) -> str | None:
 _open: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()
 
 _http: ContextVar[bool] = ContextVar("mcpobs_http_session", default=False)
+_HTTP = http_network(None)
+"""A Streamable HTTP session's labels until its `initialize` shows the HTTP version (`note_network`)."""
 """True while the Streamable HTTP manager drives a legacy session in this context."""
 
 
@@ -73,11 +75,8 @@ def started(connection: Any, telemetry: Telemetry) -> None:
     """
     if connection.initialized.is_set() or connection in _open:
         return  # born ready: a 2026-07-28 request, not a session
-    if _http.get():
-        network: dict[str, Any] = {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http"}
-    else:
-        transport = _state.transport()
-        network = {S.NETWORK_TRANSPORT: transport} if transport else {}
+    transport = _HTTP if _http.get() else _state.transport()
+    network = transport.labels if transport is not None else {}
     session = _open[connection] = _Session(time.perf_counter(), network)
     ref = weakref.ref(connection)
 

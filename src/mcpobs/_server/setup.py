@@ -120,10 +120,14 @@ class ServerSetup:
             server = instance.server
             if any(isinstance(m, ServerMiddleware) for m in server.middleware):
                 return  # set up already (or by hand, with `instrument_server`)
-            self.add_middleware(server)
-            owner = _mcpserver_of(server)
-            if owner is not None:
-                self.set_up(owner)
+            self.adopt(server)
+
+    def adopt(self, server: Any) -> None:
+        """Steps 2 to 4 for a lowlevel `Server` built without them (and its `MCPServer`, if any)."""
+        self.add_middleware(server)
+        owner = _mcpserver_of(server)
+        if owner is not None:
+            self.set_up(owner)
 
     def app_factory(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `Server.streamable_http_app` (`MCPServer`'s delegates to it): the transport boundary."""
@@ -157,10 +161,7 @@ def instrument_server(server: Any, telemetry: Telemetry) -> None:
         setup.add_middleware(server._lowlevel_server)  # pyright: ignore[reportPrivateUsage]  # no public accessor
         setup.set_up(server)
     else:
-        setup.add_middleware(server)
-        owner = _mcpserver_of(server)
-        if owner is not None:
-            setup.set_up(owner)
+        setup.adopt(server)
     _by_hand[server] = changes
 
 

@@ -9,11 +9,12 @@ worker threads and task groups see their request.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
+    from mcpobs._core.labels import Network
     from mcpobs._core.outcome import Classification
 
 
@@ -62,10 +63,21 @@ enter = _current.set
 leave = _current.reset
 
 
-_transport: ContextVar[str | None] = ContextVar("mcpobs_transport", default=None)
+def dispatch_context(session: Any) -> Any:
+    """The SDK's per-request dispatch context behind a `ServerSession` (private to the SDK).
+
+    One place reads it: the progress hook (did the caller ask for progress?) and the
+    cancellation table (keyed by it) both come through here.
+    """
+    outbound = getattr(session, "_request_outbound", None)
+    return getattr(outbound, "_inner", outbound)  # the runner's no-back-channel wrapper
+
+
+_transport: ContextVar[Network | None] = ContextVar("mcpobs_transport", default=None)
 
 transport = _transport.get
-"""`pipe` while a stdio server runs in this context; None elsewhere."""
+"""The network labels of the transport a server runs on in this context (`PIPE` under
+stdio); None elsewhere (over HTTP each request's own scope says)."""
 
 set_transport = _transport.set
 

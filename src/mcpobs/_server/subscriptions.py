@@ -49,8 +49,6 @@ from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 
-_PUBLISHED = "published"
-_DELIVERED = "delivered"
 _MAX_NOTED = S.MAX_NOTED_PUBLISHES
 """Publish contexts remembered per stream; the SDK's own per-stream backlog is 1024 events.
 
@@ -213,7 +211,9 @@ def _start_publish(implicit: bool, event: Any) -> Any:
     kind = _event_kind(event)
     if telemetry is None or kind is None:
         return None
-    telemetry.subscription_events.add(1, {S.SUBSCRIPTION_EVENT: kind.value, S.SUBSCRIPTION_DIRECTION: _PUBLISHED})
+    telemetry.subscription_events.add(
+        1, {S.SUBSCRIPTION_EVENT: kind.value, S.SUBSCRIPTION_DIRECTION: S.SubscriptionDirection.PUBLISHED.value}
+    )
     return telemetry.tracer.start_span(
         S.publish_span_name(kind), kind=SpanKind.PRODUCER, attributes=_event_attributes(telemetry, kind, event)
     )
@@ -245,7 +245,9 @@ def _start_delivery(telemetry: Telemetry, notification: Any) -> Any:
     kind = _event_kind(event)
     if kind is None:
         return None
-    telemetry.subscription_events.add(1, {S.SUBSCRIPTION_EVENT: kind.value, S.SUBSCRIPTION_DIRECTION: _DELIVERED})
+    telemetry.subscription_events.add(
+        1, {S.SUBSCRIPTION_EVENT: kind.value, S.SUBSCRIPTION_DIRECTION: S.SubscriptionDirection.DELIVERED.value}
+    )
     stream = _stream.get()
     published = stream.take(event) if stream is not None else None
     attrs = _event_attributes(telemetry, kind, event)

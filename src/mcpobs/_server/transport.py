@@ -28,11 +28,12 @@ from opentelemetry.trace import Link, SpanKind, StatusCode
 from mcpobs import semconv as S
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.guard import guarded, logger
-from mcpobs._core.labels import HTTP_VERSIONS
+from mcpobs._core.labels import http_network
 from mcpobs._core.methods import SPEC_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
+from mcpobs._server.identity import peer_attributes, server_attributes
 from mcpobs.semconv import Boundary, Outcome
 
 _MAX_ERROR_BODY = 4096
@@ -113,10 +114,8 @@ class TransportBoundary:
         attrs: dict[str, Any] = {
             S.MCP_METHOD_NAME: method,
             S.MCP_PROTOCOL_VERSION: version,
-            S.NETWORK_TRANSPORT: "tcp",
-            S.NETWORK_PROTOCOL_NAME: "http",
+            **_network(scope.get("http_version")),
             S.HTTP_RESPONSE_STATUS_CODE: exchange.status,
-            **_peer(scope),
             S.OUTCOME: outcome.value,
             S.FAILURE_BOUNDARY: boundary.value,
             **self.server_attributes,
@@ -126,6 +125,7 @@ class TransportBoundary:
             S.OUTCOME: outcome.value,
             S.FAILURE_BOUNDARY: boundary.value,
         }
+        peer_attributes(scope.get("client"), self.telemetry, attrs)
         if code is not None:
             attrs[S.RPC_RESPONSE_STATUS_CODE] = str(code)
         if failed:  # the HTTP conventions' error.type for a server failure is the status code
@@ -155,17 +155,9 @@ class TransportBoundary:
         self.telemetry.server_requests.add(1, labels)
 
 
-def _peer(scope: Any) -> dict[str, Any]:
-    """The HTTP version and the caller's address and port, as the ASGI scope has them."""
-    attrs: dict[str, Any] = {}
-    if scope.get("http_version") in HTTP_VERSIONS:
-        attrs[S.NETWORK_PROTOCOL_VERSION] = scope["http_version"]
-    client = scope.get("client")
-    if client:
-        attrs[S.CLIENT_ADDRESS] = str(client[0])
-        if isinstance(client[1], int):
-            attrs[S.CLIENT_PORT] = client[1]
-    return attrs
+def _network(http_version: object) -> dict[str, Any]:
+    network = http_network(http_version)
+    return network.labels if network is not None else {}
 
 
 def _headers(scope: Any) -> dict[str, str]:
@@ -197,11 +189,8 @@ def activate(telemetry: Telemetry) -> None:
 
 def install(app: Any, server: Any, telemetry: Telemetry) -> None:
     """Add the boundary to an app `Server.streamable_http_app()` returned."""
-    server_attributes = {
-        S.SERVER_NAME: telemetry.bound(getattr(server, "name", "") or ""),
-        S.SERVER_VERSION: telemetry.bound(getattr(server, "version", "") or ""),
-    }
-    app.add_middleware(TransportBoundary, telemetry=telemetry, server_attributes=server_attributes)
+    described = server_attributes(server, telemetry)
+    app.add_middleware(TransportBoundary, telemetry=telemetry, server_attributes=described)
 
 
 def uninstall(app: Any) -> None:
