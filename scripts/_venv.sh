@@ -1,4 +1,5 @@
-# Sourced by the scripts: create .venv if needed and install the package with its dev extras.
+# Sourced by the scripts: create .venv if needed and install the package with its dev extras
+# and the benchmark's pinned peer (so the test suite checks the benchmark's Sentry row too).
 # Re-installs only when pyproject.toml changed since the last install.
 VENV=${MCPOBS_VENV:-.venv}
 if [ ! -x "$VENV/bin/python" ]; then
@@ -8,6 +9,6 @@ PY="$VENV/bin/python"
 stamp="$VENV/.mcpobs-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   "$PY" -m pip install -q --upgrade pip >/dev/null
-  "$PY" -m pip install -q -e ".[dev]"
+  "$PY" -m pip install -q -e ".[dev,bench]"
   touch "$stamp"
 fi

@@ -38,14 +38,15 @@ from opentelemetry.semconv.attributes import client_attributes as client
 from opentelemetry.semconv.attributes import error_attributes as error
 from opentelemetry.semconv.attributes import network_attributes as network
 from opentelemetry.semconv.attributes import server_attributes as server
+from shop import BROKEN_URI
 from stdio_server import metric_points
 
 TRANSPORTS = ("memory", "http", "http-legacy", "stdio", "stdio-legacy")
 BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0]
+"""The conventions' bucket boundaries, spelled from the spec text (not read from the registry)."""
 SERVER_SPAN = "server span"
 CLIENT_SPAN = "client span"
 UNKNOWN_METHOD = "shop/unknown"
-KNOWN_TOOLS = {"get_order_status", "quote_refund", "slow_export", "wait_for_stock", "approve_refund", "confirm_cancel"}
 
 
 @dataclass
@@ -111,7 +112,7 @@ async def _converse(client: Any, observed: Observed) -> None:
     await client.get_prompt("refund_reply", {"customer": "Ada"})
     await client.read_resource("shop://catalog")
     try:
-        await client.read_resource("shop://broken")  # the handler crashes
+        await client.read_resource(BROKEN_URI)  # the handler crashes
     except MCPError as exc:
         observed.errors["broken"] = (exc.error.code, exc.error.message)
     from transports import send_raw
@@ -212,7 +213,7 @@ def _calls(o: Observed, signal: str, tool: str | None = None) -> list[Span]:
 
 
 def _crash_read(o: Observed, signal: str) -> list[Span]:
-    return [s for s in o.side(signal) if s.attributes.get(mcp.MCP_RESOURCE_URI) == "shop://broken"]
+    return [s for s in o.side(signal) if s.attributes.get(mcp.MCP_RESOURCE_URI) == BROKEN_URI]
 
 
 def _unknown(o: Observed, signal: str) -> list[Span]:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack
 
 import pytest
 from shop import create_server
-from transports import client_for, serve_http
+from transports import connected
 
 import mcpobs
 from mcpobs import semconv as S
@@ -27,11 +26,8 @@ def redact(value):
 async def _call(transport, **options):
     telemetry = capture(**options)
     try:
-        server = create_server()
-        with ExitStack() as stack:
-            url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
-            async with client_for(transport, server, url) as client:
-                await client.call_tool("get_order_status", {"order_id": "O-1873"})
+        async with connected(transport, create_server()) as client:
+            await client.call_tool("get_order_status", {"order_id": "O-1873"})
         return telemetry.client_span("tools/call get_order_status")
     finally:
         mcpobs.uninstrument()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import opentelemetry.semconv._incubating.attributes as incubating_attributes
 import opentelemetry.semconv.attributes as stable_attributes
+from conformance_survey import BUCKETS as SPEC_BUCKETS
 from opentelemetry.semconv._incubating.attributes import mcp_attributes
 from opentelemetry.semconv._incubating.metrics import mcp_metrics
 from opentelemetry.semconv.schemas import Schemas
@@ -83,7 +84,7 @@ def test_convention_metrics_use_the_package_units_and_the_conventions_buckets():
     for name, unit in units.items():
         assert S.METRICS[name].unit == unit
         assert S.METRICS[name].instrument == "histogram"
-        assert S.METRICS[name].buckets == S.DURATION_BUCKETS
+        assert list(S.METRICS[name].buckets) == SPEC_BUCKETS
 
 
 def test_names_not_in_the_package_are_not_called_convention_names():

@@ -6,10 +6,9 @@ import hashlib
 import hmac
 
 import pytest
-from mcp import Client
 from opentelemetry.trace import SpanKind
 from shop import create_server
-from transports import serve_http
+from transports import connected
 
 import mcpobs
 from mcpobs import semconv as S
@@ -24,11 +23,9 @@ KEY = "a-secret-of-at-least-16-bytes"
 async def _session(**options):
     telemetry = capture(**options)
     try:
-        server = create_server()
-        with serve_http(server.streamable_http_app()) as url:
-            async with Client(url + "/mcp", mode="legacy") as client:
-                await client.call_tool("get_order_status", {"order_id": "O-1873"})
-                await client.list_tools()
+        async with connected("http-legacy", create_server()) as client:
+            await client.call_tool("get_order_status", {"order_id": "O-1873"})
+            await client.list_tools()
         return telemetry
     finally:
         mcpobs.uninstrument()

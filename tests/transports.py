@@ -10,8 +10,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +65,6 @@ async def send_raw(client: Any, method: str, params: dict[str, Any] | None) -> A
     opts: dict[str, Any] = {}
     client.session._stamp(data, opts)
     return await client.session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
-
-
-@contextmanager
-def nothing() -> Iterator[None]:
-    yield None
 
 
 def client_for(transport: str, server: Any, base_url: str | None = None) -> Any:

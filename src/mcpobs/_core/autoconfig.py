@@ -166,14 +166,18 @@ def _otlp_entry(signal: Signal, env: Mapping[str, str]) -> str:
     return _OTLP_BY_PROTOCOL[protocol]
 
 
+def _endpoint_var(signal: Signal, env: Mapping[str, str]) -> str | None:
+    """The variable that sets this signal's OTLP endpoint (the signal's own first), if any is set."""
+    return next((v for v in (_ENDPOINT_VAR[signal], OTEL_EXPORTER_OTLP_ENDPOINT) if env.get(v, "").strip()), None)
+
+
 def _check_endpoint(signal: Signal, env: Mapping[str, str]) -> None:
-    for var in (_ENDPOINT_VAR[signal], OTEL_EXPORTER_OTLP_ENDPOINT):
-        value = env.get(var, "").strip()
-        if value:
-            url = urlparse(value)
-            if url.scheme not in ("http", "https") or not url.hostname:
-                raise Misconfigured(f"{var}={value!r} is not a URL; use one like 'http://localhost:4318'.")
-            return
+    var = _endpoint_var(signal, env)
+    if var is not None:
+        value = env[var].strip()
+        url = urlparse(value)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise Misconfigured(f"{var}={value!r} is not a URL; use one like 'http://localhost:4318'.")
 
 
 def _exporters(signal: Signal, env: Mapping[str, str]) -> list[Any]:
@@ -203,9 +207,7 @@ def _exporters(signal: Signal, env: Mapping[str, str]) -> list[Any]:
 def _guarded(exporter: Any, signal: Signal, env: Mapping[str, str]) -> Any:
     """An OTLP exporter drops batches at once while its endpoint refuses connections (see reachability)."""
     if type(exporter).__module__.startswith("opentelemetry.exporter.otlp"):
-        variable = next(
-            (v for v in (_ENDPOINT_VAR[signal], OTEL_EXPORTER_OTLP_ENDPOINT) if env.get(v, "").strip()), None
-        )
+        variable = _endpoint_var(signal, env)
         return _reachability.guard(exporter, signal, variable or OTEL_EXPORTER_OTLP_ENDPOINT, variable is None)
     return exporter
 
