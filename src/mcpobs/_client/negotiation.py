@@ -44,8 +44,8 @@ def _for(session: Any) -> _Negotiation | None:
 
 
 def hold(call: ClientCall, exc: BaseException | None) -> bool:
-    """Keep a probe's span open until the negotiation settles; True when it was held."""
-    negotiation = _for(call.session) if call.method == "server/discover" else None
+    """Keep a `server/discover` probe's span open until the negotiation settles; True when it was held."""
+    negotiation = _for(call.session)
     if negotiation is None:
         return False
     negotiation.held.append((call, exc, time.time_ns()))

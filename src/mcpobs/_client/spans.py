@@ -70,7 +70,7 @@ class ClientSpans:
         if known == "resources/read" and params and isinstance(params.get("uri"), str):
             attrs[S.MCP_RESOURCE_URI] = tel.bound(params["uri"])
         if remembered is not None and remembered.session_id is not None:
-            attrs[S.MCP_SESSION_ID] = remembered.session_id  # where the server is: already in the labels
+            attrs[S.MCP_SESSION_ID] = remembered.session_id  # a legacy HTTP session's (the labels say where)
         # Outside a multi-round-trip operation (most calls) there is nothing to look up.
         op, parent = _rounds.next_round(session, method, attrs) if _rounds.active() else (None, None)
         if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on

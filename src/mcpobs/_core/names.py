@@ -21,6 +21,10 @@ _KNOWN_VERSIONS = frozenset(_version.KNOWN_PROTOCOL_VERSIONS)
 Lookup = Callable[[str], object]
 
 
+LISTINGS = frozenset({"tools/list", "prompts/list"})
+"""The results `ServerNames.learn` reads a lowlevel server's names from."""
+
+
 def bounded_version(version: object) -> str:
     return version if isinstance(version, str) and version in _KNOWN_VERSIONS else semconv.OTHER
 

@@ -24,7 +24,7 @@ from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.labels import PIPE, LabelSets, Network, http_network
 from mcpobs._core.methods import ROUND_METHODS, TARGETED, URI_METHODS
-from mcpobs._core.names import ServerNames, bounded_version
+from mcpobs._core.names import LISTINGS, ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
@@ -208,7 +208,7 @@ class ServerMiddleware:
             elapsed = time.perf_counter() - call.start
             attrs: dict[str, Any] | None = None
             if exc is None:
-                if call.method in _LISTINGS:
+                if call.method in LISTINGS:  # the one check `learn` would make, without the call
                     self.names.learn(call.method, result)
                 cls = _outcome.from_result(result, call.method, call.state.tool_failure)
                 if cls is _outcome.PENDING_INPUT and call.method in ROUND_METHODS:
@@ -337,9 +337,6 @@ class ServerMiddleware:
             tel.server_duration.record(elapsed, duration_labels, context=call.context)
         tel.server_requests.add(1, counted)
 
-
-_LISTINGS = frozenset({"tools/list", "prompts/list"})
-"""What a lowlevel server's names are learned from."""
 
 _AFTER = {
     "tools/call": ServerMiddleware.after_tools_call,
