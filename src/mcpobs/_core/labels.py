@@ -93,8 +93,10 @@ HTTP_VERSIONS = frozenset({"1.0", "1.1", "2", "3"})
 
 def network(labels: Labels) -> Network | None:
     """The interned `Network` for these labels (None for none). Called once per connection, not per request."""
-    if not labels:
-        return None
+    return _intern(labels) if labels else None
+
+
+def _intern(labels: Labels) -> Network:
     items = tuple(sorted(labels.items()))
     found = _networks.get(items)
     if found is None:
@@ -104,14 +106,14 @@ def network(labels: Labels) -> Network | None:
     return found
 
 
-def http_network(version: object, extra: Labels | None = None) -> Network | None:
+def http_network(version: object, extra: Labels | None = None) -> Network:
     """Streamable HTTP: tcp, http and the HTTP version when it is a known one."""
     labels: Labels = {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http"}
     if version in HTTP_VERSIONS:
         labels[S.NETWORK_PROTOCOL_VERSION] = version
     if extra:
         labels.update(extra)
-    return network(labels)
+    return _intern(labels)
 
 
-PIPE = network({S.NETWORK_TRANSPORT: "pipe"})
+PIPE = _intern({S.NETWORK_TRANSPORT: "pipe"})

@@ -414,16 +414,8 @@ def _classify_tool_exception(
 
 
 def patches() -> list[Patch]:
-    """The seams inside a request: the tool hook, and the stdio transport's name."""
-
-    async def run_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        token = _state.set_transport(PIPE)
-        try:
-            return await wrapped(*args, **kwargs)
-        finally:
-            _state.reset_transport(token)
-
+    """The seams inside a request: the tool hook, and the stdio transport's labels."""
     return [
-        Patch("mcp.server.mcpserver.server", "MCPServer.run_stdio_async", run_stdio),
+        Patch("mcp.server.mcpserver.server", "MCPServer.run_stdio_async", _state.on_transport(PIPE)),
         Patch("mcp.server.mcpserver.tools.tool_manager", "ToolManager.call_tool", tool_call_hook),
     ]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import sys
 import time
 import weakref
-from contextvars import ContextVar
 from typing import Any
 
 from mcpobs import semconv as S
@@ -54,7 +53,6 @@ def session_id(session: Any, settings: Settings) -> str | None:
 
 _open: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()
 
-_http: ContextVar[bool] = ContextVar("mcpobs_http_session", default=False)
 _HTTP = http_network(None)
 """A Streamable HTTP session's labels until its `initialize` shows the HTTP version (`note_network`)."""
 """True while the Streamable HTTP manager drives a legacy session in this context."""
@@ -75,7 +73,7 @@ def started(connection: Any, telemetry: Telemetry) -> None:
     """
     if connection.initialized.is_set() or connection in _open:
         return  # born ready: a 2026-07-28 request, not a session
-    transport = _HTTP if _http.get() else _state.transport()
+    transport = _state.transport()  # stdio or a legacy HTTP session (see `patches`); None in process
     network = transport.labels if transport is not None else {}
     session = _open[connection] = _Session(time.perf_counter(), network)
     ref = weakref.ref(connection)
@@ -91,14 +89,8 @@ def started(connection: Any, telemetry: Telemetry) -> None:
 
 
 def patches() -> list[Patch]:
-    async def http_session(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        token = _http.set(True)
-        try:
-            return await wrapped(*args, **kwargs)
-        finally:
-            _http.reset(token)
-
-    return [Patch("mcp.server.streamable_http_manager", "serve_loop", http_session)]
+    """The Streamable HTTP manager's loop for a legacy session: its session has HTTP labels."""
+    return [Patch("mcp.server.streamable_http_manager", "serve_loop", _state.on_transport(_HTTP))]
 
 
 def _record(telemetry: Telemetry, connection: Any, session: _Session, failure: BaseException | None) -> None:

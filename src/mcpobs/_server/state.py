@@ -76,9 +76,20 @@ def dispatch_context(session: Any) -> Any:
 _transport: ContextVar[Network | None] = ContextVar("mcpobs_transport", default=None)
 
 transport = _transport.get
-"""The network labels of the transport a server runs on in this context (`PIPE` under
-stdio); None elsewhere (over HTTP each request's own scope says)."""
+"""The network labels of the transport a server runs on in this context (`PIPE` under stdio,
+tcp/http in a legacy Streamable HTTP session's loop, where each request's own scope then adds
+the HTTP version); None elsewhere."""
 
-set_transport = _transport.set
 
-reset_transport = _transport.reset
+def on_transport(network: Network) -> Any:
+    """A wrapper for an SDK coroutine that serves on `network` (stdio, a legacy HTTP session):
+    everything it drives, requests and sessions, knows its transport's labels."""
+
+    async def serving(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        token = _transport.set(network)
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            _transport.reset(token)
+
+    return serving

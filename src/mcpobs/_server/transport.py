@@ -114,7 +114,7 @@ class TransportBoundary:
         attrs: dict[str, Any] = {
             S.MCP_METHOD_NAME: method,
             S.MCP_PROTOCOL_VERSION: version,
-            **_network(scope.get("http_version")),
+            **http_network(scope.get("http_version")).labels,
             S.HTTP_RESPONSE_STATUS_CODE: exchange.status,
             S.OUTCOME: outcome.value,
             S.FAILURE_BOUNDARY: boundary.value,
@@ -153,11 +153,6 @@ class TransportBoundary:
                 span.set_status(StatusCode.ERROR, attrs[S.ERROR_TYPE])
             span.end()
         self.telemetry.server_requests.add(1, labels)
-
-
-def _network(http_version: object) -> dict[str, Any]:
-    network = http_network(http_version)
-    return network.labels if network is not None else {}
 
 
 def _headers(scope: Any) -> dict[str, str]:
