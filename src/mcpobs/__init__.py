@@ -20,6 +20,7 @@ A host spawning a stdio server passes it the OpenTelemetry settings with
 ``StdioServerParameters(..., env=mcpobs.otel_env())`` (the SDK gives the server a filtered
 environment otherwise). From the shell: `python -m mcpobs demo`, `python -m mcpobs jaeger-url`,
 `python -m mcpobs contract snapshot|diff`.
+A host says which model drives its client calls with ``with mcpobs.model("claude-sonnet-4-5"):``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 from mcpobs import semconv
 from mcpobs._core.config import ConfigurationError
 from mcpobs._core.environment import otel_env
+from mcpobs._core.model import model
 from mcpobs._instrumentor import MCPInstrumentor
 from mcpobs._server.subscriptions import ObservedSubscriptionBus
 from mcpobs._version import __version__
@@ -40,6 +42,7 @@ __all__ = [
     "__version__",
     "instrument",
     "instrument_server",
+    "model",
     "otel_env",
     "semconv",
     "uninstrument",

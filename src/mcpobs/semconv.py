@@ -42,6 +42,7 @@ __all__ = [
     "CANCEL_REASON",
     "CATALOG_CACHE_SCOPE",
     "CATALOG_FINGERPRINT",
+    "CATALOG_RELEASE",
     "CATALOG_TOOLS",
     "CATALOG_TTL_MS",
     "CLIENT_ADDRESS",
@@ -70,6 +71,9 @@ __all__ = [
     "GENERAL_DEVIATIONS",
     "GEN_AI_OPERATION_NAME",
     "GEN_AI_PROMPT_NAME",
+    "GEN_AI_PROVIDER_NAME",
+    "GEN_AI_REQUEST_MODEL",
+    "GEN_AI_RESPONSE_MODEL",
     "GEN_AI_TOOL_CALL_ARGUMENTS",
     "GEN_AI_TOOL_CALL_RESULT",
     "GEN_AI_TOOL_NAME",
@@ -82,15 +86,20 @@ __all__ = [
     "LATENCY_OUTCOMES",
     "MAX_COUNTER_SERIES",
     "MAX_LEARNED_NAMES",
+    "MAX_MODEL_LENGTH",
     "MAX_NAME_LENGTH",
     "MAX_NOTED_PUBLISHES",
     "MAX_REASON_LENGTH",
+    "MAX_RELEASES",
+    "MAX_RELEASE_LENGTH",
     "MAX_STATUS_DESCRIPTION",
     "MCP_METHOD_NAME",
     "MCP_PROTOCOL_VERSION",
     "MCP_RESOURCE_URI",
     "MCP_SESSION_ID",
+    "META_MODEL",
     "META_SCHEMA_FINGERPRINT",
+    "META_SERVER_INFO",
     "METRICS",
     "MISSING_CLIENT_CAPABILITY",
     "MRTR_INPUT_METHODS",
@@ -272,6 +281,13 @@ MAX_STATUS_DESCRIPTION: Final = 256
 SESSION_ID_HASH_LENGTH: Final = 32
 """Hex characters of ``mcp.session.id`` when it is recorded as a keyed hash."""
 MAX_COUNTER_SERIES: Final = 2000
+MAX_RELEASES: Final = 16
+"""Distinct values per release label (`mcpobs.server.version`, `.client.version`, `.catalog.release`) per
+process; later ones are `_OTHER` there (a rollout has two or three releases live, not sixteen)."""
+MAX_RELEASE_LENGTH: Final = 64
+"""Characters of a release in a label; a longer one is `_OTHER`."""
+MAX_MODEL_LENGTH: Final = 128
+"""Characters of a model name, version or provider on a span."""
 """Label sets per counter; later ones are counted under ``otel.metric.overflow=true`` (the SDK's own limit and rule)."""
 
 
@@ -395,9 +411,35 @@ CATALOG_TOOLS: Final = _attr("mcpobs.catalog.tools", "Tools in a tools/list resu
 CATALOG_TTL_MS: Final = _attr("mcpobs.catalog.ttl_ms", "The cache hint the server sent.", _M, _REQ)
 CATALOG_CACHE_SCOPE: Final = _attr("mcpobs.catalog.cache_scope", "The cache scope the server sent.", _M, _REQ)
 CLIENT_NAME: Final = _attr("mcpobs.client.name", "The calling client's name, bounded.", _M, "server spans")
-CLIENT_VERSION: Final = _attr("mcpobs.client.version", "The calling client's version, bounded.", _M, "server spans")
+CLIENT_VERSION: Final = _attr(
+    "mcpobs.client.version",
+    "The calling client's version (on the client: its own); a release label, bounded by `MAX_RELEASES`.",
+    _M,
+    "server spans; client request metrics, stale calls",
+)
 SERVER_NAME: Final = _attr("mcpobs.server.name", "The serving server's name.", _M, "server spans")
-SERVER_VERSION: Final = _attr("mcpobs.server.version", "The serving server's version.", _M, "server spans")
+SERVER_VERSION: Final = _attr(
+    "mcpobs.server.version",
+    "The serving server's release (on the client: the release that answered); bounded by `MAX_RELEASES`.",
+    _M,
+    "server and client spans, request and duration metrics, stale calls",
+)
+CATALOG_RELEASE: Final = _attr(
+    "mcpobs.catalog.release",
+    "The server release the client's tool listing came from (a cached listing keeps its release).",
+    _M,
+    "client tools/call spans and request metrics",
+)
+_MODEL = "client spans; server spans when the client sends it"
+GEN_AI_REQUEST_MODEL: Final = _attr(
+    _gen_ai.GEN_AI_REQUEST_MODEL, "The model driving the client, as the host names it (`mcpobs.model`).", _C, _MODEL
+)
+GEN_AI_RESPONSE_MODEL: Final = _attr(
+    _gen_ai.GEN_AI_RESPONSE_MODEL, "The exact model version the host reports (`mcpobs.model(version=...)`).", _C, _MODEL
+)
+GEN_AI_PROVIDER_NAME: Final = _attr(
+    _gen_ai.GEN_AI_PROVIDER_NAME, "The model's provider, when the host names it.", _C, _MODEL
+)
 _SESSION = "server/discover and initialize spans"
 SESSION_REQUESTED_VERSION: Final = _attr(
     "mcpobs.session.requested_version", "The protocol version the client asked for.", _M, _SESSION
@@ -420,6 +462,10 @@ SESSION_OFFERED: Final = {
 
 META_SCHEMA_FINGERPRINT: Final = "dev.mcpobs/schemaFingerprint"
 """`_meta` key in which an instrumented client sends the schema fingerprint of the listing it holds."""
+META_MODEL: Final = "dev.mcpobs/model"
+"""`_meta` key carrying the model behind a call to the server, with `mcpobs.model(..., send=True)`."""
+META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+"""`_meta` key in which a 2026-07-28 server stamps its name and version on every result (the spec's)."""
 
 # --- Events --------------------------------------------------------------------------------
 
@@ -489,6 +535,7 @@ _OPERATION_ATTRS: Final = (
     NETWORK_PROTOCOL_NAME,
     NETWORK_PROTOCOL_VERSION,
     OUTCOME,
+    SERVER_VERSION,
 )
 _SESSION_ATTRS: Final = (
     ERROR_TYPE,
@@ -514,7 +561,7 @@ CLIENT_OPERATION_DURATION: Final = _metric(
     "s",
     "Duration of completed requests on the client; cancelled and pending rounds excluded.",
     _C,
-    _OPERATION_ATTRS + _SERVER_PEER,
+    (*_OPERATION_ATTRS, CLIENT_VERSION, *_SERVER_PEER),
     DURATION_BUCKETS,
 )
 SERVER_SESSION_DURATION: Final = _metric(
@@ -541,7 +588,7 @@ SERVER_REQUESTS: Final = _metric(
     "{request}",
     "Every request the server received, by outcome and failure boundary.",
     _M,
-    (MCP_METHOD_NAME, GEN_AI_TOOL_NAME, GEN_AI_PROMPT_NAME, OUTCOME, FAILURE_BOUNDARY, ERROR_TYPE),
+    (MCP_METHOD_NAME, GEN_AI_TOOL_NAME, GEN_AI_PROMPT_NAME, OUTCOME, FAILURE_BOUNDARY, ERROR_TYPE, SERVER_VERSION),
 )
 CLIENT_REQUESTS: Final = _metric(
     "mcpobs.client.requests",
@@ -549,7 +596,16 @@ CLIENT_REQUESTS: Final = _metric(
     "{request}",
     "Every request the client sent, by outcome.",
     _M,
-    (MCP_METHOD_NAME, GEN_AI_TOOL_NAME, GEN_AI_PROMPT_NAME, OUTCOME, ERROR_TYPE),
+    (
+        MCP_METHOD_NAME,
+        GEN_AI_TOOL_NAME,
+        GEN_AI_PROMPT_NAME,
+        OUTCOME,
+        ERROR_TYPE,
+        SERVER_VERSION,
+        CLIENT_VERSION,
+        CATALOG_RELEASE,
+    ),
 )
 PROGRESS_REPORTS: Final = _metric(
     "mcpobs.progress.reports",
@@ -589,7 +645,7 @@ STALE_CALLS: Final = _metric(
     "{call}",
     "tools/call requests made with a schema other than the one served now.",
     _M,
-    (GEN_AI_TOOL_NAME,),
+    (GEN_AI_TOOL_NAME, SERVER_VERSION),
 )
 
 

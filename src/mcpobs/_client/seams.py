@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpobs import semconv as S
-from mcpobs._client import calls, classify, http, lifetime, memory, wire
+from mcpobs._client import calls, classify, http, lifetime, memory, release, wire
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall, Outbound
 from mcpobs._client.listen import ListenStream
@@ -21,6 +21,7 @@ from mcpobs._client.negotiation import Negotiator
 from mcpobs._client.side_spans import SideSpans
 from mcpobs._client.spans import ClientSpans
 from mcpobs._core import content as _content
+from mcpobs._core import model as _model
 from mcpobs._core import outcome as _outcome
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.patches import Patch
@@ -107,6 +108,7 @@ class ClientSeams:
             call = self.spans.open(instance, "tools/call", {"name": name}, None)
             if call.fingerprint is not None:
                 kwargs = wire.with_fingerprint(kwargs, call.fingerprint)
+            kwargs = _model.with_meta(kwargs)
             settings = self.telemetry.settings
             if settings.capture_content and call.span.is_recording():
                 arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
@@ -231,4 +233,5 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_JSONRPC, "JSONRPCDispatcher.notify", seams.notify),
         *http.patches(telemetry.settings),
         *lifetime.patches(telemetry),
+        *release.patches(),
     ]

@@ -16,7 +16,7 @@ from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, Span, SpanKind, StatusCode
 
 from mcpobs import semconv as S
-from mcpobs._client import classify, memory, negotiation
+from mcpobs._client import classify, memory, negotiation, release
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall
 from mcpobs._client.names import ClientNames
@@ -39,7 +39,7 @@ class ClientSpans:
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
         self.names = ClientNames()
-        self.labels = LabelSets(S.CLIENT_REQUESTS, errors_only=False)
+        self.labels = LabelSets(S.CLIENT_REQUESTS, errors_only=False, duration=S.CLIENT_OPERATION_DURATION)
         self._excluded = telemetry.settings.excluded_methods
         self.request_hook = telemetry.settings.client_request_hook
         self._response_hook = telemetry.settings.client_response_hook
@@ -111,6 +111,7 @@ class ClientSpans:
                 call.description = _outcome.description(exc)
             else:
                 call.cls = classify.from_result(result)
+            release.answered(call, result)  # the release that answered: labels and span
             if call.cls is _outcome.PENDING_INPUT and call.span.is_recording():
                 call.span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
             elif call.method == "tools/list" and exc is None:

@@ -20,13 +20,29 @@ Labels = dict[str, Any]
 
 
 class LabelSets:
-    __slots__ = ("_base", "_counter", "_errors_only", "_outcome", "_with_boundary")
+    __slots__ = ("_base", "_counter", "_counter_only", "_errors_only", "_outcome", "_with_boundary", "constant")
 
-    def __init__(self, counter: S.MetricSpec, *, errors_only: bool) -> None:
-        """`errors_only`: put `error.type` on labels only for error outcomes (the server's rule)."""
+    def __init__(
+        self,
+        counter: S.MetricSpec,
+        *,
+        errors_only: bool,
+        duration: S.MetricSpec | None = None,
+        constant: Labels | None = None,
+    ) -> None:
+        """`errors_only`: put `error.type` on labels only for error outcomes (the server's rule).
+
+        `duration`: the histogram recorded beside the counter; a label only the counter declares
+        (the catalog's release) stays off it. `constant`: labels every request of this set
+        carries (a server's own release).
+        """
         self._counter = tuple(a for a in counter.attributes if a != S.FAILURE_BOUNDARY)
         self._with_boundary = S.FAILURE_BOUNDARY in counter.attributes
+        self._counter_only = (
+            frozenset(counter.attributes) - frozenset(duration.attributes) if duration is not None else frozenset()
+        )
         self._errors_only = errors_only
+        self.constant: Labels = constant or {}
         self._base: dict[tuple[Any, ...], Labels] = {}
         self._outcome: dict[tuple[Any, ...], tuple[Labels, Labels]] = {}
 
@@ -37,6 +53,8 @@ class LabelSets:
             if len(self._base) > _MAX:
                 self._base.clear()
             labels = self._base[key] = base_labels(key)
+            if self.constant:
+                labels.update(self.constant)
         return labels
 
     def with_outcome(self, key: tuple[Any, ...], cls: Classification) -> tuple[Labels, Labels]:
@@ -53,6 +71,8 @@ class LabelSets:
         counted = {k: labels[k] for k in self._counter if k in labels}
         if self._with_boundary and cls.boundary is not None:
             counted[S.FAILURE_BOUNDARY] = cls.boundary.value
+        for only in self._counter_only.intersection(labels):
+            del labels[only]
         if len(self._outcome) > _MAX:
             self._outcome.clear()
         self._outcome[(key, cls)] = found = (labels, counted)
@@ -117,3 +137,68 @@ def http_network(version: object, extra: Labels | None = None) -> Network:
 
 
 PIPE = _intern({S.NETWORK_TRANSPORT: "pipe"})
+
+
+# --- Releases ---------------------------------------------------------------------------------
+
+
+class _Releases:
+    """The release values one label has carried in this process: at most `MAX_RELEASES`.
+
+    A release is chosen by whoever deploys a server or a client, but a server hears client
+    versions from any caller and a client hears server versions from any server it reaches:
+    the first `MAX_RELEASES` distinct values are kept, later ones are `_OTHER`.
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    def bound(self, value: object) -> str | None:
+        """The label value for `value` (None when there is no release to say)."""
+        if not value or not isinstance(value, str):
+            return None
+        found = self._seen.get(value)
+        if found is None:
+            if len(value) > S.MAX_RELEASE_LENGTH or len(self._seen) >= S.MAX_RELEASES:
+                return S.OTHER
+            found = self._seen[value] = value
+        return found
+
+
+RELEASES: dict[str, _Releases] = {
+    S.SERVER_VERSION: _Releases(),
+    S.CLIENT_VERSION: _Releases(),
+    S.CATALOG_RELEASE: _Releases(),
+}
+"""One bound per release label, shared by every server and client in the process."""
+
+
+def release(attribute: str, value: object) -> str | None:
+    """`value` as a label of release `attribute` (one of `RELEASES`), bounded; None for no release."""
+    return RELEASES[attribute].bound(value)
+
+
+_extended: dict[tuple[Network | None, tuple[Any, ...]], Network] = {}
+
+
+def extended(network: Network | None, extra: tuple[tuple[str, Any], ...]) -> Network | None:
+    """`network` with the `extra` labels (bounded values) added, interned: a label key part like any other."""
+    if not extra:
+        return network
+    key = (network, extra)
+    found = _extended.get(key)
+    if found is None:
+        labels = dict(network.labels) if network is not None else {}
+        labels.update(extra)
+        found = _intern(labels)
+        if len(_extended) < _MAX:
+            _extended[key] = found
+    return found
+
+
+def release_labels(server: Any) -> Labels:
+    """A server's own release as labels of its request metrics (none when it states no version)."""
+    version = release(S.SERVER_VERSION, getattr(server, "version", None))
+    return {S.SERVER_VERSION: version} if version is not None else {}

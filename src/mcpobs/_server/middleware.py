@@ -22,8 +22,9 @@ from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
 from mcpobs._core.guard import guarded, report
-from mcpobs._core.labels import PIPE, LabelSets, Network, http_network
+from mcpobs._core.labels import PIPE, LabelSets, Network, http_network, release_labels
 from mcpobs._core.methods import ROUND_METHODS, TARGETED, URI_METHODS
+from mcpobs._core.model import received as _received_model
 from mcpobs._core.names import LISTINGS, ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
@@ -73,7 +74,9 @@ class ServerMiddleware:
         self.names = ServerNames(server)
         self._server_attrs = _identity.server_attributes(server, telemetry)
         self.fingerprints = FingerprintCache()
-        self._labels = LabelSets(S.SERVER_REQUESTS, errors_only=True)
+        self._labels = LabelSets(
+            S.SERVER_REQUESTS, errors_only=True, constant=release_labels(server), duration=S.SERVER_OPERATION_DURATION
+        )
         self._excluded = telemetry.settings.excluded_methods
         self._request_hook = telemetry.settings.server_request_hook
         self._response_hook = telemetry.settings.server_response_hook
@@ -190,6 +193,7 @@ class ServerMiddleware:
         if session_id is not None:
             attrs[S.MCP_SESSION_ID] = session_id
         _identity.client_attributes(ctx.session, tel, attrs)
+        _received_model(ctx.meta, attrs)
         if tel.settings.record_user:
             _identity.user_attribute(tel, attrs)
         return attrs
@@ -256,7 +260,7 @@ class ServerMiddleware:
             stale = held != schema
             attrs[S.TOOL_SCHEMA_STALE] = stale
             if stale:
-                self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: tool_name})
+                self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: tool_name, **self._labels.constant})
         return attrs
 
     # What a successful reply adds to the span, by method.

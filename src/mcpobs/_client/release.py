@@ -1,0 +1,119 @@
+"""Which release answered a client call, which release its catalog came from, and the model behind it.
+
+During a rolling deploy a client's calls land on replicas of different releases, and the SDK
+validates each result against the listing it holds, perhaps listed from another release (or
+served from its response cache). A 2026-07-28 server stamps its name and version on every
+result (`semconv.META_SERVER_INFO`); an older one says it once, at the handshake. Once the
+reply is in, `answered` folds the answering release, the client's own version and (on
+tools/call) the catalog's release into the call's label key, so the request counter and the
+duration carry them, and writes them on the span with the schema fingerprint the client held
+and the declared model. Every value is bounded (`labels.release`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from mcpobs import semconv as S
+from mcpobs._client import memory
+from mcpobs._client.calls import ClientCall
+from mcpobs._core import labels as _labels
+from mcpobs._core import model as _model
+from mcpobs._core.guard import guarded
+from mcpobs._core.patches import Patch
+
+
+class _Held:
+    """Per session: its own client version, its catalog's release, and the last key it made."""
+
+    __slots__ = ("catalog", "client_version", "last")
+
+    def __init__(self, session: Any) -> None:
+        info = getattr(session, "_client_info", None)  # SDK-private: the Implementation the client sends
+        self.client_version = _labels.release(S.CLIENT_VERSION, getattr(info, "version", None))
+        self.catalog: str | None = None
+        self.last: tuple[Any, ...] = ()
+        """(network in, server release, catalog release, network out): most calls repeat the last."""
+
+
+_sessions: weakref.WeakKeyDictionary[Any, _Held] = weakref.WeakKeyDictionary()
+
+
+def _held(session: Any) -> _Held:
+    held = _sessions.get(session)
+    if held is None:
+        held = _sessions[session] = _Held(session)
+    return held
+
+
+def stamped_release(result: Any, session: Any) -> str | None:
+    """The release that produced `result`: its `_meta` stamp, else what the handshake said."""
+    meta = getattr(result, "meta", None)
+    info = meta.get(S.META_SERVER_INFO) if isinstance(meta, Mapping) else None
+    if info is None:
+        try:
+            info = session.server_info
+        except Exception:  # not connected yet, or a session without the property
+            return None
+    version = info.get("version") if isinstance(info, Mapping) else getattr(info, "version", None)  # pyright: ignore[reportUnknownMemberType]
+    return _labels.release(S.SERVER_VERSION, version)
+
+
+def answered(call: ClientCall, result: Any) -> None:
+    """Fold the releases into the call's label key and onto its span (`result` None: no reply)."""
+    held = _held(call.session)
+    server = stamped_release(result, call.session)
+    catalog = held.catalog if call.method == "tools/call" else None
+    key = call.labels_key
+    network = key[4]
+    last = held.last
+    if last and last[0] is network and last[1] == server and last[2] == catalog:
+        extended = last[3]
+    else:
+        extra: list[tuple[str, Any]] = []
+        if server is not None:
+            extra.append((S.SERVER_VERSION, server))
+        if held.client_version is not None:
+            extra.append((S.CLIENT_VERSION, held.client_version))
+        if catalog is not None:
+            extra.append((S.CATALOG_RELEASE, catalog))
+        extended = _labels.extended(network, tuple(extra))
+        held.last = (network, server, catalog, extended)
+    if extended is not network:
+        call.labels_key = (*key[:4], extended)
+    span = call.span
+    if span.is_recording():
+        attrs: dict[str, Any] = {}
+        if server is not None:
+            attrs[S.SERVER_VERSION] = server
+        if catalog is not None:
+            attrs[S.CATALOG_RELEASE] = catalog
+        if call.fingerprint is not None:
+            attrs[S.TOOL_SCHEMA_FINGERPRINT] = call.fingerprint  # the schema this client held
+        declared = _model.current()
+        if declared is not None:
+            attrs.update(declared.attributes)
+        if attrs:
+            span.set_attributes(attrs)
+
+
+def absorb_listing(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """Wraps `ClientSession._absorb_tool_listing`, which every listing passes, a cache hit too.
+
+    A listing served from the SDK's response cache sends no request, so this is the one place
+    the client learns which release its catalog came from (the cached result keeps its stamp)
+    and which schemas it holds.
+    """
+    result = wrapped(*args, **kwargs)
+    with guarded("client catalog release"):
+        catalog = stamped_release(result, instance)
+        if catalog is not None:
+            _held(instance).catalog = _labels.release(S.CATALOG_RELEASE, catalog)
+        memory.remember_listing(instance, result)
+    return result
+
+
+def patches() -> list[Patch]:
+    return [Patch("mcp.client.session", "ClientSession._absorb_tool_listing", absorb_listing)]
