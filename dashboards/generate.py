@@ -21,12 +21,15 @@ from grafana_foundation_sdk.builders.dashboard import (
 )
 from grafana_foundation_sdk.builders.prometheus import Dataquery
 from grafana_foundation_sdk.builders.stat import Panel as Stat
+from grafana_foundation_sdk.builders.table import Panel as Table
 from grafana_foundation_sdk.builders.timeseries import Panel as Timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.common import DataSourceRef
 from grafana_foundation_sdk.models.dashboard import DashboardLinkType, VariableRefresh
+from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from mcpobs import semconv as S
+from mcpobs._cli import canary
 
 HERE = Path(__file__).parent
 PROMETHEUS = DataSourceRef(type_val="prometheus", uid="${prometheus}")
@@ -313,11 +316,132 @@ def client_dashboard() -> Dashboard:
     )
 
 
+# --- The rollout dashboard: releases side by side (the canary gate's expressions) -----------
+
+RELEASE = S.prometheus_label(S.SERVER_VERSION)
+CLIENT_VERSION = S.prometheus_label(S.CLIENT_VERSION)
+CATALOG = S.prometheus_label(S.CATALOG_RELEASE)
+SELECT_CLIENT = 'job=~"$client"'
+WINDOW = "$__rate_interval"
+
+
+def _rollout_variables(dashboard: Dashboard) -> Dashboard:
+    """Servers and clients are different services: one selector each, and the tool."""
+    dashboard = _variables(dashboard, REQUESTS)
+    return dashboard.with_variable(
+        QueryVariable("client")
+        .label("Client service")
+        .datasource(PROMETHEUS)
+        .query(f"label_values({CLIENT_REQUESTS}, job)")
+        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .multi(True)
+        .include_all(True)
+        .all_value(".*")
+    )
+
+
+def _table(title: str, description: str, expr: str, width: int = 12) -> Table:
+    query = _query(expr, "").instant().format(PromQueryFormat.TABLE)
+    return Table().title(title).description(description).datasource(PROMETHEUS).height(8).span(width).with_target(query)
+
+
+def rollout_dashboard() -> Dashboard:
+    releases = f"{{{{{RELEASE}}}}}"
+    dashboard = _rollout_variables(
+        _frame(
+            "MCP rollout (mcpobs)",
+            "mcpobs-rollout",
+            "Releases of a server side by side during a rolling deploy: traffic, errors and latency per "
+            "release, stale catalogs, and which client versions each release breaks. The canary gate "
+            "(deploy/canary-rules.yml) alerts on the same expressions.",
+        )
+    )
+    return (
+        dashboard.with_row(Row("Releases"))
+        .with_panel(
+            _timeseries(
+                "Share of traffic per release",
+                "Requests each server release (mcpobs.server.version) answers, over all requests.",
+                "percentunit",
+                _query(
+                    f"{_rate(REQUESTS, SELECT, RELEASE)} / scalar(sum(rate({REQUESTS}{{{SELECT}}}[{WINDOW}])))",
+                    releases,
+                ),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Server error ratio per release",
+                "Tool and server errors over completed requests, per release (the gate's MCPReleaseErrorRatio).",
+                "percentunit",
+                _query(canary.error_ratio(WINDOW, SELECT), f"{{{{job}}}} {releases}"),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Error ratio per release, as clients saw it",
+                "Errors clients received from each release, a failed output validation included: a release "
+                "can break clients while its own error ratio stays flat.",
+                "percentunit",
+                _query(canary.client_error_ratio(WINDOW, SELECT_CLIENT), releases),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Tool latency p95 per release",
+                "Completed tools/call requests on the server, per release. Exemplars link to the trace.",
+                "s",
+                _query(
+                    f"histogram_quantile(0.95, sum by (le, {RELEASE}) (rate({DURATION}_bucket"
+                    f'{{{SELECT_TOOL}, {METHOD}="tools/call"}}[{WINDOW}])))',
+                    f"p95 {releases}",
+                    exemplar=True,
+                ),
+            )
+        )
+        .with_row(Row("Contracts"))
+        .with_panel(
+            _timeseries(
+                "Stale-catalog calls per release",
+                "tools/call requests made with a schema the answering release does not serve (a catalog "
+                "listed from, or cached from, another release).",
+                "reqps",
+                _query(_rate(STALE, SELECT_TOOL, f"{RELEASE}, {TOOL}"), f"{releases} {{{{{TOOL}}}}}"),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Output-validation failures per release",
+                "Client tools/call results rejected against the output schema the client holds, over all, "
+                "per answering release (the gate's MCPReleaseBreaksClientValidation).",
+                "percentunit",
+                _query(canary.validation_ratio(WINDOW, SELECT_CLIENT), f"{releases} {{{{{TOOL}}}}}"),
+            )
+        )
+        .with_panel(
+            _table(
+                "Compatibility matrix: client version x server release",
+                "Output-validation failure ratio for each client version (mcpobs.client.version) calling "
+                "each server release: 0 where they agree, 1 where the release broke that client.",
+                canary.compatibility_matrix(WINDOW, SELECT_CLIENT),
+            )
+        )
+        .with_panel(
+            _table(
+                "Calls by catalog release x server release",
+                "Client tools/call rate by the release its tool listing came from (mcpobs.catalog.release) "
+                "and the release that answered.",
+                _rate(CLIENT_REQUESTS, f'{SELECT_CLIENT}, {METHOD}="tools/call"', f"{CATALOG}, {RELEASE}"),
+            )
+        )
+    )
+
+
 def build() -> dict[str, str]:
     """File name -> JSON text of every dashboard, exactly as committed."""
     encoder = JSONEncoder(sort_keys=True, indent=2)
     files = {}
-    for builder in (server_dashboard(), client_dashboard()):
+    for builder in (server_dashboard(), client_dashboard(), rollout_dashboard()):
         model = builder.build()
         for number, panel in enumerate(model.panels or (), start=1):
             panel.id_val = number  # Grafana wants unique ids; the builder leaves them unset

@@ -1,5 +1,5 @@
 """`python -m mcpobs`: the command line (`demo`, `jaeger-url`, `reference`, `conventions`, `tail-sampling`,
-`contract snapshot|diff`)."""
+`canary-rules`, `contract snapshot|diff`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     url.add_argument("--limit", type=int, default=20, help="at most this many traces (default 20)")
     commands.add_parser("conventions", help="print the conventions' requirement table (docs/conventions.md)")
     commands.add_parser("tail-sampling", help="print the collector's tail-sampling config (deploy/tail-sampling.yaml)")
+    commands.add_parser("canary-rules", help="print the rollout gate's Prometheus rules (deploy/canary-rules.yml)")
     contract = commands.add_parser("contract", help="snapshot a server's tools, or diff two snapshots")
     actions = contract.add_subparsers(dest="action", required=True)
     snap = actions.add_parser("snapshot", help="print a server's tools as JSON")
@@ -53,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         from mcpobs._cli.tail_sampling import render as render_tail_sampling
 
         sys.stdout.write(render_tail_sampling())
+        return 0
+    if args.command == "canary-rules":
+        from mcpobs._cli.canary import render as render_canary
+
+        sys.stdout.write(render_canary())
         return 0
     from mcpobs._cli import contract_diff as _contract_diff
 

@@ -1,4 +1,7 @@
-"""Every PromQL expression of every committed dashboard returns data after the workload."""
+"""Every PromQL expression of every committed dashboard returns data after the workload.
+
+The rollout dashboard needs releases rolling out: test_rollout.py runs its expressions.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ def as_grafana_would_send(dashboard: str, expr: str) -> str:
     return expr.replace("$service", SERVICE[dashboard]).replace("$tool", ".*").replace("$__rate_interval", "1m")
 
 
-@pytest.mark.parametrize(("dashboard", "panel", "expr"), queries())
+@pytest.mark.parametrize(("dashboard", "panel", "expr"), [q for q in queries() if q[0] in SERVICE])
 def test_every_dashboard_query_returns_data_from_the_real_prometheus(e2e, dashboard, panel, expr, record_property):
     rows = e2e.promql(as_grafana_would_send(dashboard, expr))
     record_property("series", len(rows))

@@ -1,0 +1,161 @@
+"""The canary gate: Prometheus alerting rules that compare the releases of one server while it rolls out.
+
+During a rolling deploy two or three releases serve side by side. Each rule computes a ratio
+per release and fires for the release whose ratio is `margin` above the best release's:
+output-validation failures seen by clients (a release broke the schema a client holds), calls
+made with a stale catalog (clients hold another schema than the release serves), and the
+server's error ratio. With one release live nothing is compared and nothing fires: this is a
+gate for rollouts, not an error alert. Every alert carries the release
+(`mcpobs_server_version`, and `release`) in its labels.
+
+The expressions are built here once, from `mcpobs.semconv`, for the rules and the rollout
+dashboard alike. `python -m mcpobs canary-rules > deploy/canary-rules.yml` regenerates the
+rules Prometheus loads (deploy/prometheus.yml); a test fails when the committed file differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcpobs import semconv as S
+
+REQUESTS = S.prometheus_name(S.SERVER_REQUESTS)
+CLIENT_REQUESTS = S.prometheus_name(S.CLIENT_REQUESTS)
+STALE = S.prometheus_name(S.STALE_CALLS)
+
+RELEASE = S.prometheus_label(S.SERVER_VERSION)
+CLIENT_VERSION = S.prometheus_label(S.CLIENT_VERSION)
+CATALOG = S.prometheus_label(S.CATALOG_RELEASE)
+TOOL = S.prometheus_label(S.GEN_AI_TOOL_NAME)
+METHOD = S.prometheus_label(S.MCP_METHOD_NAME)
+OUTCOME = S.prometheus_label(S.OUTCOME)
+ERROR_TYPE = S.prometheus_label(S.ERROR_TYPE)
+
+TOOLS_CALL = f'{METHOD}="tools/call"'
+VALIDATION = f'{ERROR_TYPE}="{S.OUTPUT_VALIDATION}"'
+ERRORS = f'{OUTCOME}=~"{"|".join(sorted(o.value for o in S.ERROR_OUTCOMES))}"'
+COMPLETED = f'{OUTCOME}=~"{"|".join(sorted(o.value for o in S.LATENCY_OUTCOMES))}"'
+
+DEFAULT_WINDOW = "5m"
+DEFAULT_FOR = "5m"
+DEFAULT_MARGIN = 0.05
+
+
+def _matchers(*parts: str) -> str:
+    return ", ".join(p for p in parts if p)
+
+
+def rate(metric: str, matchers: str, by: str, window: str) -> str:
+    selector = f"{metric}{{{matchers}}}" if matchers else metric
+    return f"sum by ({by}) (rate({selector}[{window}]))"
+
+
+def ratio(numerator: tuple[str, str], denominator: tuple[str, str], by: str, window: str) -> str:
+    """numerator / denominator per `by` group; a group with traffic but no numerator is 0, not absent."""
+    num = rate(*numerator, by, window)
+    den = rate(*denominator, by, window)
+    return f"({num} or {den} * 0) / {den}"
+
+
+def validation_ratio(window: str, select: str = "") -> str:
+    """Client tools/call results that failed output validation, over all, per tool and answering release."""
+    calls = _matchers(select, TOOLS_CALL)
+    return ratio(
+        (CLIENT_REQUESTS, _matchers(calls, VALIDATION)), (CLIENT_REQUESTS, calls), f"{TOOL}, {RELEASE}", window
+    )
+
+
+def stale_ratio(window: str, select: str = "") -> str:
+    """tools/call requests made with a schema the release does not serve, over all, per service and release."""
+    return ratio((STALE, select), (REQUESTS, _matchers(select, TOOLS_CALL)), f"job, {RELEASE}", window)
+
+
+def error_ratio(window: str, select: str = "") -> str:
+    """The server's tool and server errors over completed requests, per service and release."""
+    return ratio(
+        (REQUESTS, _matchers(select, ERRORS)), (REQUESTS, _matchers(select, COMPLETED)), f"job, {RELEASE}", window
+    )
+
+
+def client_error_ratio(window: str, select: str = "") -> str:
+    """Errors clients received (a failed validation included), over their calls, per answering release."""
+    return ratio((CLIENT_REQUESTS, _matchers(select, ERRORS)), (CLIENT_REQUESTS, select), f"{RELEASE}", window)
+
+
+def compatibility_matrix(window: str, select: str = "") -> str:
+    """Output-validation failure ratio per client version x server release: the rollout's matrix."""
+    calls = _matchers(select, TOOLS_CALL)
+    return ratio(
+        (CLIENT_REQUESTS, _matchers(calls, VALIDATION)),
+        (CLIENT_REQUESTS, calls),
+        f"{CLIENT_VERSION}, {RELEASE}",
+        window,
+    )
+
+
+def above_the_best_release(per_release: str, group: str, margin: float) -> str:
+    """The releases whose ratio exceeds the best release's (in the same `group`) by `margin`."""
+    return f"{per_release} > on ({group}) group_left () (min by ({group}) ({per_release}) + {margin})"
+
+
+@dataclass(frozen=True)
+class Rule:
+    alert: str
+    group: str
+    expr: str
+    summary: str
+
+
+def rules(window: str = DEFAULT_WINDOW, margin: float = DEFAULT_MARGIN) -> tuple[Rule, ...]:
+    return (
+        Rule(
+            "MCPReleaseBreaksClientValidation",
+            TOOL,
+            validation_ratio(window),
+            f"Release {{{{ $labels.{RELEASE} }}}}: clients reject {{{{ $value | humanizePercentage }}}} of "
+            f"{{{{ $labels.{TOOL} }}}} results against the output schema they hold, more than another release",
+        ),
+        Rule(
+            "MCPReleaseStaleCatalogs",
+            "job",
+            stale_ratio(window),
+            f"Release {{{{ $labels.{RELEASE} }}}} of {{{{ $labels.job }}}}: {{{{ $value | humanizePercentage }}}} "
+            "of tool calls come with a schema it does not serve, more than another release",
+        ),
+        Rule(
+            "MCPReleaseErrorRatio",
+            "job",
+            error_ratio(window),
+            f"Release {{{{ $labels.{RELEASE} }}}} of {{{{ $labels.job }}}}: error ratio "
+            "{{ $value | humanizePercentage }}, above another release's",
+        ),
+    )
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def render(window: str = DEFAULT_WINDOW, for_: str = DEFAULT_FOR, margin: float = DEFAULT_MARGIN) -> str:
+    lines = [
+        "# The mcpobs canary gate: during a rollout, fire for the release whose output-validation",
+        "# failures, stale-catalog calls or error ratio exceed the best live release's by "
+        f"{margin:.0%} (over {window}, for {for_}).",
+        "# Generated from src/mcpobs/semconv.py by `python -m mcpobs canary-rules`; do not edit by hand.",
+        "# Loaded by deploy/prometheus.yml (scripts/stack, docker compose); docs/production.md explains it.",
+        "groups:",
+        "  - name: mcpobs-canary",
+        "    rules:",
+    ]
+    for rule in rules(window, margin):
+        lines += [
+            f"      - alert: {rule.alert}",
+            f"        expr: {_quoted(above_the_best_release(rule.expr, rule.group, margin))}",
+            f"        for: {for_}",
+            "        labels:",
+            "          severity: page",
+            f"          release: '{{{{ $labels.{RELEASE} }}}}'",
+            "        annotations:",
+            f"          summary: {_quoted(rule.summary)}",
+        ]
+    return "\n".join(lines) + "\n"
