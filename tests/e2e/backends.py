@@ -44,6 +44,20 @@ def binaries() -> tuple[Path, Path]:
     return jaeger, prometheus
 
 
+def prometheus_binary() -> Path:
+    """The prometheus binary alone, for tests that need no Jaeger; skips (fails under CI=true) when missing."""
+    prometheus = BIN / "prometheus"
+    if not os.access(prometheus, os.X_OK):
+        message = (
+            f"prometheus not found in {BIN}: run scripts/build-backends (needs Go; builds Prometheus v0.316.0 "
+            "from the Go module proxy), or set MCPOBS_BACKENDS_BIN to a directory holding it."
+        )
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return prometheus
+
+
 def get(url: str, params: dict[str, Any] | None = None, timeout: float = 10) -> tuple[int, bytes]:
     """GET a loopback URL; (status, body), with connection failures as status 0."""
     if params:
