@@ -25,7 +25,7 @@ from mcp_types import Implementation
 import mcpobs
 
 mcpobs.instrument()
-TOOLS = {"stock": "check_stock", "pricing": "get_price"}
+TOOLS = {"stock": "check_stock", "pricing": "get_price", "orders": "open_orders"}
 OLD_STORE = InMemoryResponseCacheStore()
 
 

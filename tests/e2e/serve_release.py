@@ -6,7 +6,9 @@ OTEL_* variables set. Two services, each in two releases:
 - ``stock`` 1.0.0 and 2.0.0: 2.0.0 renames ``check_stock``'s output field ``on_hand`` to ``count``
   (breaking for a client holding 1.0.0's schema);
 - ``pricing`` 1.0.0 and 1.1.0: 1.1.0 only rewords ``get_price``'s description (the schema, and
-  so every client's validation, is unchanged).
+  so every client's validation, is unchanged);
+- ``orders`` 1.0.0 and 1.2.0: same contract, but 1.2.0's ``open_orders`` fails (a bad migration):
+  its error ratio rises while no schema changes.
 
 Listings may be cached for ten minutes (`ttlMs`), as a team would set outside a release window.
 """
@@ -55,8 +57,17 @@ def get_price(sku: str) -> Price:
     return Price(sku=sku, cents=1999)
 
 
+def open_orders(sku: str) -> int:
+    """Orders waiting for this item."""
+    if version == "1.2.0":
+        raise RuntimeError("relation orders_v2 does not exist")
+    return 2
+
+
 if service == "stock":
     server.add_tool(check_stock_v2 if version.startswith("2.") else check_stock_v1, name="check_stock")
+elif service == "orders":
+    server.add_tool(open_orders)
 else:
     description = "The price of one unit, in cents, tax included." if version == "1.1.0" else None
     server.add_tool(get_price, name="get_price", description=description)

@@ -1,13 +1,15 @@
 """A rolling deploy seen from metrics, on the real Prometheus.
 
-Four replicas export OTLP metrics to Prometheus: ``stock`` 1.0.0 and 2.0.0 (2.0.0 renames an
-output field: breaking for a client holding 1.0.0's schema) and ``pricing`` 1.0.0 and 1.1.0
-(a reworded description: compatible). Two hosts (rollout_hosts.py) call whatever replicas the
+Six replicas export OTLP metrics to Prometheus (serve_release.py): ``stock`` 1.0.0 and 2.0.0
+(2.0.0 renames an output field: breaking for a client holding 1.0.0's schema), ``pricing``
+1.0.0 and 1.1.0 (a reworded description: compatible) and ``orders`` 1.0.0 and 1.2.0 (same
+contract, but 1.2.0's tool fails). Two hosts (rollout_hosts.py) call whatever replicas the
 "load balancer" file lists; the old one keeps the catalog it cached from 1.0.0. At first only
-the 1.0.0 replicas are listed; then both new releases join as canaries, taking half the
+the 1.0.0 replicas are listed; then the new releases join as canaries, taking half the
 traffic. The canary gate (deploy/canary-rules.yml's expressions, with a short window and
-``for:``) must fire for stock 2.0.0 and name it, must not fire for pricing 1.1.0 or either
-1.0.0, and the rollout dashboard's queries must return the compatibility matrix.
+``for:``) must fire for stock 2.0.0 (validation, stale catalogs) and orders 1.2.0 (error
+ratio), naming each, and never for pricing 1.1.0 or a 1.0.0; the rollout dashboard's queries
+must return the compatibility matrix.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ RELEASE = S.prometheus_label(S.SERVER_VERSION)
 CLIENT_VERSION = S.prometheus_label(S.CLIENT_VERSION)
 CATALOG = S.prometheus_label(S.CATALOG_RELEASE)
 REQUESTS = S.prometheus_name(S.SERVER_REQUESTS)
-REPLICAS = {("stock", "1.0.0"), ("stock", "2.0.0"), ("pricing", "1.0.0"), ("pricing", "1.1.0")}
+NEW = {"stock": "2.0.0", "pricing": "1.1.0", "orders": "1.2.0"}
+REPLICAS = {(service, version) for service, new in NEW.items() for version in ("1.0.0", new)}
 
 
 def gate_config(workdir: Path) -> Path:
@@ -125,7 +128,7 @@ def test_the_gate_fires_for_a_breaking_release_naming_it_and_not_for_a_compatibl
             urls[service, version] = f"http://127.0.0.1:{port}/mcp"
             wait_for_port(port, process, f"{service} {version}", timeout=30)
         balancer = tmp_path / "replicas.json"
-        balancer.write_text(json.dumps({s: [urls[s, "1.0.0"]] for s in ("stock", "pricing")}))
+        balancer.write_text(json.dumps({s: [urls[s, "1.0.0"]] for s in NEW}))
         hosts = spawn(
             stack,
             [sys.executable, str(HERE / "rollout_hosts.py"), str(balancer)],
@@ -144,14 +147,10 @@ def test_the_gate_fires_for_a_breaking_release_naming_it_and_not_for_a_compatibl
         assert alerts(prom) == []  # one release per service: nothing to compare, nothing fires
 
         # The rollout: each new release takes half its service's traffic.
-        rollout = {
-            "stock": [urls["stock", "1.0.0"], urls["stock", "2.0.0"]],
-            "pricing": [urls["pricing", "1.0.0"], urls["pricing", "1.1.0"]],
-        }
-        balancer.write_text(json.dumps(rollout))
+        balancer.write_text(json.dumps({s: [urls[s, "1.0.0"], urls[s, new]] for s, new in NEW.items()}))
         deployed = time.time()
 
-        wanted = {"MCPReleaseBreaksClientValidation", "MCPReleaseStaleCatalogs"}
+        wanted = {r.alert for r in canary.rules()}
         fired: dict[str, float] = {}
         seen: list[dict[str, Any]] = []
         deadline = time.monotonic() + 90
@@ -172,8 +171,10 @@ def test_the_gate_fires_for_a_breaking_release_naming_it_and_not_for_a_compatibl
         assert releases == {
             ("MCPReleaseBreaksClientValidation", "2.0.0", "2.0.0"),
             ("MCPReleaseStaleCatalogs", "2.0.0", "2.0.0"),
-        }, releases  # the breaking release, named; never pricing 1.1.0, never a 1.0.0
+            ("MCPReleaseErrorRatio", "1.2.0", "1.2.0"),
+        }, releases  # the bad releases, named; never pricing 1.1.0, never a 1.0.0
         assert {a.get("job") for a in seen if a["alertname"] == "MCPReleaseStaleCatalogs"} == {"stock"}
+        assert {a.get("job") for a in seen if a["alertname"] == "MCPReleaseErrorRatio"} == {"orders"}
         assert {a.get(S.prometheus_label(S.GEN_AI_TOOL_NAME)) for a in seen if "job" not in a} == {"check_stock"}
         compatible = f'sum(rate({REQUESTS}{{job="pricing", {RELEASE}="1.1.0"}}[{WINDOW}]))'
         assert float(promql(prom, compatible)[0]["value"][1]) > 0  # it did serve while the gate watched
@@ -194,9 +195,11 @@ def test_the_gate_fires_for_a_breaking_release_naming_it_and_not_for_a_compatibl
             ("1.4.0", "1.0.0"): 0.0,
             ("1.4.0", "2.0.0"): 1.0,  # the old host's cached 1.0.0 schema against 2.0.0's results
             ("1.4.0", "1.1.0"): 0.0,
+            ("1.4.0", "1.2.0"): 0.0,  # failing calls, but no result was rejected against a schema
             ("2.1.0", "1.0.0"): 0.0,
             ("2.1.0", "2.0.0"): 0.0,
             ("2.1.0", "1.1.0"): 0.0,
+            ("2.1.0", "1.2.0"): 0.0,
         }, matrix
         catalogs = {
             (r["metric"][CATALOG], r["metric"][RELEASE]) for r in answers["Calls by catalog release x server release"]
