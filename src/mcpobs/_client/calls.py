@@ -41,6 +41,7 @@ class ClientCall:
         "context",
         "description",
         "elapsed",
+        "extra",
         "fingerprint",
         "labels_key",
         "method",
@@ -70,6 +71,8 @@ class ClientCall:
         self.op: Operation | None = None
         self.fingerprint: str | None = None
         """The schema fingerprint of the tool as this session last listed it (tools/call only)."""
+        self.extra: dict[str, Any] | None = None
+        """Attributes learned from the reply (the release that answered, the model), written with the outcome."""
 
 
 _current: ContextVar[ClientCall | None] = ContextVar("mcpobs_client_call", default=None)

@@ -63,8 +63,11 @@ def stamped_release(result: Any, session: Any) -> str | None:
 
 def answered(call: ClientCall, result: Any) -> None:
     """Fold the releases into the call's label key and onto its span (`result` None: no reply)."""
-    held = _held(call.session)
-    server = stamped_release(result, call.session)
+    session = call.session
+    if session is None:
+        return
+    held = _held(session)
+    server = stamped_release(result, session)
     catalog = held.catalog if call.method == "tools/call" else None
     key = call.labels_key
     network = key[4]
@@ -96,7 +99,7 @@ def answered(call: ClientCall, result: Any) -> None:
         if declared is not None:
             attrs.update(declared.attributes)
         if attrs:
-            span.set_attributes(attrs)
+            call.extra = attrs  # written with the outcome, in the span's one attribute batch
 
 
 def absorb_listing(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:

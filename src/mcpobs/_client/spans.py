@@ -153,6 +153,8 @@ class ClientSpans:
         span = call.span
         if span.is_recording():
             attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
+            if call.extra:
+                attrs.update(call.extra)
             if call.request_id is not None:
                 attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(call.request_id)
             if cls.error_type is not None:
