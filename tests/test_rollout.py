@@ -200,3 +200,17 @@ def test_a_bad_model_says_how_to_fix_it():
         pass
     with pytest.raises(mcpobs.ConfigurationError, match="version"), mcpobs.model("m", version=3):  # type: ignore[arg-type]
         pass
+
+
+def test_the_autoconfigured_resource_takes_the_servers_release_unless_the_application_set_one():
+    from test_autoconfig import CONSOLE, run_app
+
+    run = run_app(CONSOLE)  # the shop states version 1.0.0
+    span = run.server_span("tools/call audited_refund")
+    assert span["resource"]["attributes"][S.SERVICE_VERSION] == "1.0.0"
+    metrics = [rm["resource"]["attributes"] for e in run.exported for rm in e.get("resource_metrics", ())]
+    assert metrics and all(m[S.SERVICE_VERSION] == "1.0.0" for m in metrics)
+
+    stated = run_app({**CONSOLE, "OTEL_RESOURCE_ATTRIBUTES": f"{S.SERVICE_VERSION}=2026.12.1"})
+    span = stated.server_span("tools/call audited_refund")
+    assert span["resource"]["attributes"][S.SERVICE_VERSION] == "2026.12.1"  # the application's own wins

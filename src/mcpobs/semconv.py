@@ -34,6 +34,7 @@ from opentelemetry.semconv.attributes import error_attributes as _error
 from opentelemetry.semconv.attributes import http_attributes as _http
 from opentelemetry.semconv.attributes import network_attributes as _network
 from opentelemetry.semconv.attributes import server_attributes as _server
+from opentelemetry.semconv.attributes import service_attributes as _service
 from opentelemetry.semconv.schemas import Schemas
 
 __all__ = [
@@ -132,6 +133,7 @@ __all__ = [
     "SERVER_SESSION_DURATION",
     "SERVER_SPAN",
     "SERVER_VERSION",
+    "SERVICE_VERSION",
     "SESSION_CAPABILITIES",
     "SESSION_FALLBACK",
     "SESSION_ID_HASH_LENGTH",
@@ -423,6 +425,12 @@ SERVER_VERSION: Final = _attr(
     "The serving server's release (on the client: the release that answered); bounded by `MAX_RELEASES`.",
     _M,
     "server and client spans, request and duration metrics, stale calls",
+)
+SERVICE_VERSION: Final = _attr(
+    _service.SERVICE_VERSION,
+    "The first server's release, when mcpobs configured the providers and the application set none.",
+    _C,
+    "the resource",
 )
 CATALOG_RELEASE: Final = _attr(
     "mcpobs.catalog.release",

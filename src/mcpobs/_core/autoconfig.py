@@ -44,6 +44,7 @@ from opentelemetry.sdk.environment_variables import (
 from opentelemetry.sdk.resources import Resource
 
 from mcpobs._core import reachability as _reachability
+from mcpobs._core import service_version as _service_version
 from mcpobs._core.guard import logger
 
 Signal = Literal["traces", "metrics", "logs"]
@@ -97,7 +98,9 @@ def configure(environ: Mapping[str, str] | None = None) -> None:
         providers.append(_configure_metrics(env, resource))
     if not logs_configured():
         providers.append(_configure_logs(env, resource))
-    _flush_on_sigterm([p for p in providers if p is not None])
+    made = [p for p in providers if p is not None]
+    _service_version.wait_for_release(resource, made)
+    _flush_on_sigterm(made)
 
 
 def tracing_configured() -> bool:

@@ -20,6 +20,7 @@ from mcpobs._core import content as _content
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
+from mcpobs._core import service_version as _service_version
 from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.labels import PIPE, LabelSets, Network, http_network, release_labels
@@ -77,6 +78,7 @@ class ServerMiddleware:
         self._labels = LabelSets(
             S.SERVER_REQUESTS, errors_only=True, constant=release_labels(server), duration=S.SERVER_OPERATION_DURATION
         )
+        _service_version.adopt(getattr(server, "version", None))  # the resource's, when mcpobs configured it
         self._excluded = telemetry.settings.excluded_methods
         self._request_hook = telemetry.settings.server_request_hook
         self._response_hook = telemetry.settings.server_response_hook
