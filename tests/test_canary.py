@@ -66,3 +66,17 @@ def test_a_rule_compares_releases_instead_of_alerting_on_one():
     assert expr == "X > on (job) group_left () (min by (job) (X) + 0.05)"
     # a group with traffic but no failures is 0, so the old release is the baseline, not absent
     assert " or " in canary.validation_ratio("5m") and "* 0" in canary.validation_ratio("5m")
+
+
+def test_the_gate_can_be_regenerated_with_other_windows_and_a_bad_value_says_how_to_fix_it():
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "mcpobs", "canary-rules", "--window", "30s", "--for", "1m", "--margin", "0.1"]
+    made = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert made == canary.render("30s", "1m", 0.1)
+    assert "[30s]" in made and "for: 1m" in made and "+ 0.1)" in made and "[5m]" not in made
+    bad = subprocess.run([*command[:4], "--window", "5 minutes"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "not a Prometheus duration; write e.g. 30s" in bad.stderr
+    bad = subprocess.run([*command[:4], "--margin", "5"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "between 0 and 1" in bad.stderr

@@ -19,7 +19,12 @@ def main(argv: list[str] | None = None) -> int:
     url.add_argument("--limit", type=int, default=20, help="at most this many traces (default 20)")
     commands.add_parser("conventions", help="print the conventions' requirement table (docs/conventions.md)")
     commands.add_parser("tail-sampling", help="print the collector's tail-sampling config (deploy/tail-sampling.yaml)")
-    commands.add_parser("canary-rules", help="print the rollout gate's Prometheus rules (deploy/canary-rules.yml)")
+    gate = commands.add_parser(
+        "canary-rules", help="print the rollout gate's Prometheus rules (deploy/canary-rules.yml)"
+    )
+    gate.add_argument("--window", default="5m", help="rate window, a Prometheus duration (default 5m)")
+    gate.add_argument("--for", dest="for_", default="5m", help="how long a release must stay above (default 5m)")
+    gate.add_argument("--margin", type=float, default=0.05, help="ratio above the best release (default 0.05)")
     contract = commands.add_parser("contract", help="snapshot a server's tools, or diff two snapshots")
     actions = contract.add_subparsers(dest="action", required=True)
     snap = actions.add_parser("snapshot", help="print a server's tools as JSON")
@@ -56,9 +61,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(render_tail_sampling())
         return 0
     if args.command == "canary-rules":
+        from mcpobs._cli.canary import checked
         from mcpobs._cli.canary import render as render_canary
 
-        sys.stdout.write(render_canary())
+        problem = checked(args.window, args.for_, args.margin)
+        if problem:
+            parser.error(problem)
+        sys.stdout.write(render_canary(args.window, args.for_, args.margin))
         return 0
     from mcpobs._cli import contract_diff as _contract_diff
 

@@ -15,6 +15,7 @@ rules Prometheus loads (deploy/prometheus.yml); a test fails when the committed 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from mcpobs import semconv as S
@@ -130,6 +131,19 @@ def rules(window: str = DEFAULT_WINDOW, margin: float = DEFAULT_MARGIN) -> tuple
             "{{ $value | humanizePercentage }}, above another release's",
         ),
     )
+
+
+_DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+
+
+def checked(window: str, for_: str, margin: float) -> str | None:
+    """What is wrong with these settings, said so it can be fixed; None when they are usable."""
+    for option, value in (("--window", window), ("--for", for_)):
+        if not _DURATION.match(value):
+            return f"{option} {value!r} is not a Prometheus duration; write e.g. 30s, 5m or 1h30m"
+    if not 0 < margin < 1:
+        return f"--margin {margin} must be a ratio between 0 and 1, e.g. 0.05 for five points"
+    return None
 
 
 def _quoted(text: str) -> str:
