@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpobs import semconv as S
 from mcpobs._client import memory
-from mcpobs._client.calls import ClientCall
 from mcpobs._core import labels as _labels
 from mcpobs._core import model as _model
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
+
+if TYPE_CHECKING:
+    from mcpobs._client.calls import ClientCall
 
 
 class _Held:
@@ -31,7 +33,7 @@ class _Held:
     __slots__ = ("catalog", "client_version", "last")
 
     def __init__(self, session: Any) -> None:
-        info = getattr(session, "_client_info", None)  # SDK-private: the Implementation the client sends
+        info = getattr(session, "_client_info", None)  # SDK-private (inventory.CLIENT_INFO): what the client sends
         self.client_version = _labels.release(S.CLIENT_VERSION, getattr(info, "version", None))
         self.catalog: str | None = None
         self.last: tuple[Any, ...] = ()
