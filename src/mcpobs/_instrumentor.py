@@ -30,7 +30,7 @@ class MCPInstrumentor(BaseInstrumentor):
     """OpenTelemetry instrumentor for the MCP Python SDK.
 
     `opentelemetry-instrument` finds it through the `opentelemetry_instrumentor` entry
-    point named `mcpobs`; `OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcpobs` turns it off.
+    point named `mcpobs-otel` (the distribution's name); `OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcpobs-otel` turns it off.
     In code, prefer `mcpobs.instrument()`, which also configures OpenTelemetry from the
     `OTEL_*` variables when nothing else did; `instrument()` here (as contrib's do) only
     instruments, onto the providers given or the global ones. Under `opentelemetry-instrument`
