@@ -12,7 +12,7 @@ from typing import Any
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
 from mcpobs._client import seams as _client
-from mcpobs._core.config import settings_from
+from mcpobs._core.config import InEffect, settings_from
 from mcpobs._core.patches import Changes
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
@@ -38,12 +38,15 @@ class MCPInstrumentor(BaseInstrumentor):
     """
 
     _changes: Changes | None = None
+    in_effect: InEffect | None = None
+    """The options of the instrumentation in place, for `instrument()` called again."""
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
         settings = settings_from(kwargs)
+        self.in_effect = InEffect(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         telemetry = Telemetry(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         changes = self._changes = Changes()
         _transport.activate(telemetry)
@@ -61,5 +64,6 @@ class MCPInstrumentor(BaseInstrumentor):
 
     def _uninstrument(self, **kwargs: Any) -> None:
         changes, self._changes = self._changes, None
+        self.in_effect = None
         if changes is not None:
             changes.undo()
