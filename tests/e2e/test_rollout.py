@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from backends import DEPLOY, get, prometheus_binary, promql, run
-from processes import free_port, stop, wait_for_port
+from processes import free_port, start, stop, wait_for_port
 from test_dashboards import committed
 
 from mcpobs import semconv as S
@@ -96,7 +96,7 @@ def otel_env(prom_url: str, service: str, instance: str) -> dict[str, str]:
 
 def spawn(stack: ExitStack, cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
-        process = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = start(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)  # a process group of its own
     stack.callback(stop, process, 15)  # SIGTERM first: mcpobs flushes before the process dies of it
     return process
 
