@@ -49,6 +49,7 @@ class ClientCall:
         "session",
         "span",
         "start",
+        "unlisted",
     )
 
     def __init__(self, session: Any, method: str, span: Span, labels_key: tuple[Any, ...]) -> None:
@@ -70,6 +71,8 @@ class ClientCall:
         self.op: Operation | None = None
         self.fingerprint: str | None = None
         """The schema fingerprint of the tool as this session last listed it (tools/call only)."""
+        self.unlisted: str | None = None
+        """The tool name sent before the session listed it (tools/call only): see `spans._name_late`."""
 
 
 _current: ContextVar[ClientCall | None] = ContextVar("mcpobs_client_call", default=None)

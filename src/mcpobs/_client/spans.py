@@ -19,15 +19,15 @@ from mcpobs import semconv as S
 from mcpobs._client import classify, memory, negotiation
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall
-from mcpobs._client.names import ClientNames
+from mcpobs._client.names import ClientNames, listed
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outcome as _outcome
-from mcpobs._core.guard import guarded, report
+from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets
 from mcpobs._core.methods import KNOWN_METHODS, TARGETED, input_methods
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import Classification
-from mcpobs._core.telemetry import Telemetry
+from mcpobs._core.telemetry import Telemetry, end_once
 from mcpobs.semconv import Outcome
 
 _HANDSHAKES = frozenset({"initialize", "server/discover"})
@@ -52,15 +52,12 @@ class ClientSpans:
         version = bounded_version(version if version is not None else getattr(session, "protocol_version", None))
         target = bounded = raw = None
         target_attr = TARGETED.get(known)
+        remembered = memory.remembered(session)
         if target_attr is not None and params:
             raw = params.get("name")
             if raw is not None:
-                listed = getattr(session, "_tool_output_schemas", None) if known == "tools/call" else None
-                if listed is not None and not isinstance(listed, dict):
-                    listed = listed if isinstance(listed, Mapping) else None
-                bounded = self.names.bound(raw, listed)
+                bounded = self.names.bound(raw, listed(session, known, remembered))
                 target = None if bounded == S.OTHER else bounded
-        remembered = memory.remembered(session)
         network = remembered.network if remembered is not None else None
         labels_key = (known, version, target_attr if bounded is not None else None, bounded, network)
         labels = self.labels.base(labels_key)
@@ -76,10 +73,10 @@ class ClientSpans:
         if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
-            span = tel.tracer.start_span(
-                S.span_name(known, target), context=parent, kind=SpanKind.CLIENT, attributes=attrs
-            )
+            span = tel.start_span(S.span_name(known, target), parent, SpanKind.CLIENT, attrs)
         call = ClientCall(session, method, span, labels_key)
+        if target is None and known == "tools/call" and isinstance(raw, str):
+            call.unlisted = raw  # named at the end if the SDK lists the tools meanwhile (`_name_late`)
         if request is not None and self.request_hook is not None:
             self.requested(call, request)
         call.op = op
@@ -115,6 +112,8 @@ class ClientSpans:
                 call.span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
             elif call.method == "tools/list" and exc is None:
                 memory.remember_listing(call.session, result)
+            elif call.method == "prompts/list" and exc is None:
+                memory.remember_prompts(call.session, result)
             elif call.method == "initialize" and exc is None and call.span.is_recording():
                 call.span.set_attributes(negotiation.handshake_attributes(call, result))
         except Exception as err:
@@ -132,6 +131,8 @@ class ClientSpans:
                 call.cls = classify.from_exception(exc) if exc is not None else _outcome.OK
                 call.description = _outcome.description(exc)
             cls = call.cls
+            if call.unlisted is not None:
+                self._name_late(call)
             op = call.op
             in_operation = op is not None and (op.anchor is not None or cls.outcome is Outcome.PENDING_INPUT)
             if in_operation and _rounds.become_anchor(call, cls):
@@ -139,12 +140,37 @@ class ClientSpans:
                 return  # the anchor stays open: the operation ends it
             if not held and call.method == "server/discover" and negotiation.hold(call, exc):
                 return  # the negotiation ends it once it knows whether the client fell back
-            self.end_span(call, cls, exc, end_time)
-            self.record(call, cls)
         except Exception as err:
             report("client span end", err)
-            with guarded("client span end (fallback)"):
-                call.span.end()
+            end_once(call.span)
+            return
+        # The span and the metrics each in their own `try`: a trace pipeline that raises
+        # costs no count, and a metric pipeline that raises costs no span.
+        try:
+            self.end_span(call, cls, exc, end_time)
+        except Exception as err:
+            report("client span end", err)
+            end_once(call.span)
+        try:
+            self.record(call, cls)
+        except Exception as err:
+            report("client metrics", err)
+
+    def _name_late(self, call: ClientCall) -> None:
+        """A tool called before the session listed tools: named if the SDK listed it meanwhile.
+
+        A successful `call_tool` lists the tools to validate its result, inside the call's span,
+        so a host that never lists still gets its tools named; a failed call stays `_OTHER`.
+        """
+        name, call.unlisted = call.unlisted, None
+        bounded = self.names.bound(name, listed(call.session, "tools/call", None))
+        if bounded == S.OTHER:
+            return
+        known, version, target_attr, _, network = call.labels_key
+        call.labels_key = (known, version, target_attr, bounded, network)
+        if call.span.is_recording():
+            call.span.update_name(S.span_name(known, bounded))
+            call.span.set_attribute(S.GEN_AI_TOOL_NAME, bounded)
 
     def end_span(
         self, call: ClientCall, cls: Classification, exc: BaseException | None, end_time: int | None = None
@@ -161,7 +187,7 @@ class ClientSpans:
             span.set_attributes(attrs)
             if cls.error_type is not None:  # on the client every failed request is an error
                 if exc is not None and cls.error_type == type(exc).__qualname__:
-                    span.record_exception(exc)  # a local failure; server messages stay out
+                    span.record_exception(exc, self.telemetry.exception_attributes(exc))  # a local failure
                 span.set_status(StatusCode.ERROR, call.description)
         span.end(end_time)
 
@@ -178,8 +204,7 @@ class ClientSpans:
             self.end_span(anchor, cls or _outcome.OK, exc)
         except Exception as err:
             report("client operation end", err)
-            with guarded("client operation end (fallback)"):
-                anchor.span.end()
+            end_once(anchor.span)
 
     def record(self, call: ClientCall, cls: Classification) -> None:
         tel = self.telemetry

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from mcpobs import semconv
 from mcpobs._core.methods import CALLER_MISTAKES, code_label
+from mcpobs._core.text import clean
 from mcpobs.semconv import Boundary, Outcome
 
 
@@ -67,7 +68,7 @@ def description(exc: BaseException | None) -> str | None:
     if exc is None:
         return None
     message = exc.error.message if isinstance(exc, MCPError) else str(exc)
-    return message[: semconv.MAX_STATUS_DESCRIPTION] or None
+    return clean(message, semconv.MAX_STATUS_DESCRIPTION) or None
 
 
 def crash(exc: BaseException) -> Classification:
