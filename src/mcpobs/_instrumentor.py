@@ -13,17 +13,18 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type:
 
 from mcpobs._client import seams as _client
 from mcpobs._core.config import settings_from
+from mcpobs._core.inventory import SUPPORTED
 from mcpobs._core.patches import Changes
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
-from mcpobs._server import middleware as _middleware
 from mcpobs._server import progress as _progress
 from mcpobs._server import sessions as _sessions
 from mcpobs._server import subscriptions as _subscriptions
 from mcpobs._server import transport as _transport
 from mcpobs._server.setup import ServerSetup
 
-_instruments = ("mcp >= 2.3.0, < 3",)
+_instruments = (f"mcp {SUPPORTED['mcp']}",)
+"""Declared to `opentelemetry-instrument`; FastMCP is adapted to when installed (`_core/inventory.py`)."""
 
 
 class MCPInstrumentor(BaseInstrumentor):
@@ -49,7 +50,6 @@ class MCPInstrumentor(BaseInstrumentor):
         _transport.activate(telemetry)
         changes.on_undo("transport boundary", _transport.deactivate)
         changes.wrap(ServerSetup(telemetry, changes).patches())
-        changes.wrap(_middleware.patches())
         changes.wrap(_transport.patches())
         changes.wrap(_cancellation.patches())
         changes.wrap(_progress.patches(telemetry))

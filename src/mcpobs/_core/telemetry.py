@@ -64,13 +64,16 @@ class Telemetry:
         kind: SpanKind,
         attributes: dict[str, Any],
         links: list[Link] | None = None,
+        start_time: int | None = None,
     ) -> Span:
         """A span from the tracer, or, when its sampler or a span processor raises, a
         non-recording one that keeps the caller's trace context: the request is still timed
         and counted (metrics never depend on the trace pipeline), and the failure is logged.
         """
         try:
-            return self.tracer.start_span(name, context=context, kind=kind, attributes=attributes, links=links)
+            return self.tracer.start_span(
+                name, context=context, kind=kind, attributes=attributes, links=links, start_time=start_time
+            )
         except Exception as exc:
             report("span start (the tracer provider's sampler or a span processor raised)", exc)
             return NonRecordingSpan(trace.get_current_span(context).get_span_context())

@@ -12,7 +12,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind, StatusCode
+from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv as S
 from mcpobs._client import calls as _client_calls
@@ -21,12 +21,11 @@ from mcpobs._core import hooks as _hooks
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
-from mcpobs._core.guard import guarded, report
-from mcpobs._core.labels import PIPE, LabelSets, Network, http_network
+from mcpobs._core.guard import report
+from mcpobs._core.labels import LabelSets, Network, http_network
 from mcpobs._core.methods import ROUND_METHODS, TARGETED, URI_METHODS
 from mcpobs._core.names import LISTINGS, ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
-from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry, end_once
 from mcpobs._server import cancellation as _cancellation
 from mcpobs._server import identity as _identity
@@ -309,13 +308,6 @@ class ServerMiddleware:
             attrs = self._attributes(ctx, call.method, target_attr, known)
             if contract:
                 attrs.update(contract)
-            attrs[S.OUTCOME] = cls.outcome.value
-            if cls.boundary is not None:
-                attrs[S.FAILURE_BOUNDARY] = cls.boundary.value
-            if cls.error_type is not None and cls.is_error:
-                attrs[S.ERROR_TYPE] = cls.error_type
-            if cls.rpc_code is not None:
-                attrs[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
             state = call.state
             if state.progress_dropped:
                 attrs[S.PROGRESS_DROPPED] = state.progress_dropped
@@ -325,14 +317,9 @@ class ServerMiddleware:
                 attrs[S.MRTR_INPUT_METHODS] = state.input_methods
             if extra:
                 attrs.update(extra)
-            span.set_attributes(attrs)
-            if cls.is_error:
-                cause = state.exception or exc
-                if cls.outcome is S.Outcome.SERVER_ERROR and cause is not None:
-                    span.record_exception(cause, self.telemetry.exception_attributes(cause))
-                    span.set_status(StatusCode.ERROR, _outcome.description(cause))
-                else:  # a tool's isError result: no JSON-RPC error, and its text is content
-                    span.set_status(StatusCode.ERROR)
+            # A bug's exception goes on the span; a tool's isError result has no message (its text is content).
+            cause = (state.exception or exc) if cls.outcome is S.Outcome.SERVER_ERROR else None
+            _outcome.write(span, cls, attrs, cause, _outcome.description(cause))
         span.end()
 
     def _record(self, call: _Call, cls: Classification, elapsed: float) -> None:
@@ -374,56 +361,3 @@ def _http_parent(request: Any) -> Any:
 def _initialized(ctx: Any) -> bool:
     connection = getattr(ctx.session, "_connection", None)
     return bool(getattr(connection, "initialize_accepted", True))
-
-
-# -- the tool seam ---------------------------------------------------------------------------
-
-
-async def tool_call_hook(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """Wraps `ToolManager.call_tool`: records why a call failed before the SDK flattens it.
-
-    Only the outermost call of a request is classified; a tool that calls another tool and
-    handles its failure is not a failure.
-    """
-    state = _state.current()
-    if state is None or state.tool_depth:
-        return await wrapped(*args, **kwargs)
-    state.tool_depth += 1
-    try:
-        return await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        with guarded("tool classification"):
-            state.tool_failure, state.exception = _classify_tool_exception(exc, instance, args, kwargs)
-        raise
-    finally:
-        state.tool_depth -= 1
-
-
-def _classify_tool_exception(
-    exc: BaseException, manager: Any, args: Any, kwargs: Any
-) -> tuple[Classification | None, BaseException | None]:
-    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-    from pydantic import ValidationError
-
-    if isinstance(exc, UnexpectedToolError):
-        cause = exc.__cause__ or exc
-        return _outcome.TOOL_CRASH, cause
-    if isinstance(exc, ToolError):
-        name = args[0] if args else kwargs.get("name")
-        if exc.__cause__ is None and manager.get_tool(name) is None:
-            return _outcome.UNKNOWN_TOOL, None
-        if isinstance(exc.__cause__, ValidationError):
-            return _outcome.BAD_ARGUMENTS, None
-        return _outcome.TOOL_ERROR, None
-    return None, None  # MCPError and cancellation: the middleware sees them raised
-
-
-# -- the patches -----------------------------------------------------------------------------
-
-
-def patches() -> list[Patch]:
-    """The seams inside a request: the tool hook, and the stdio transport's labels."""
-    return [
-        Patch("mcp.server.mcpserver.server", "MCPServer.run_stdio_async", _state.on_transport(PIPE)),
-        Patch("mcp.server.mcpserver.tools.tool_manager", "ToolManager.call_tool", tool_call_hook),
-    ]
