@@ -36,7 +36,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = ("bare", "sdk", "mcpobs-server", "mcpobs")
-WARM = 2.0  # seconds of load before measuring
+WARM = 2.0  # seconds of load, once every client is connected, before measuring
 
 
 def _free_port() -> int:
@@ -148,12 +148,16 @@ def load(config: str, url: str, clients: int, seconds: float, otlp: str) -> None
         mcpobs.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
     latencies: list[float] = []
     made = [0]  # every call, warm-up included: what the exported spans are compared with
+    ready = [0]  # clients connected and past their first call
     state = {"measuring": False, "stop": False}
     window: dict[str, float] = {}
 
     async def one_client() -> None:
         async with Client(url) as client:
             await client.list_tools()
+            await client.call_tool("echo", {"text": "hello"})
+            made[0] += 1
+            ready[0] += 1
             while not state["stop"]:
                 started = time.perf_counter()
                 await client.call_tool("echo", {"text": "hello"})
@@ -162,6 +166,8 @@ def load(config: str, url: str, clients: int, seconds: float, otlp: str) -> None
                     latencies.append(time.perf_counter() - started)
 
     async def clock() -> None:
+        while ready[0] < clients:  # every client connected (handshakes are not what is measured)
+            await anyio.sleep(0.05)
         await anyio.sleep(WARM)
         window["cpu"], window["wall"] = time.process_time(), time.perf_counter()
         print("measuring", flush=True)  # the parent starts reading the server's CPU now
