@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -121,6 +122,15 @@ def server(config: str, port: int, otlp: str) -> None:
     logging.disable(logging.WARNING)
     if config != "bare":
         tracer_provider, meter_provider = _providers(otlp, f"bench-server-{config}")
+
+        def flush_then_exit(signum: int, frame: object) -> None:
+            # uvicorn hands SIGTERM on after its graceful shutdown, which skips `atexit`: these
+            # providers are the benchmark's own, so it flushes them itself to count every span.
+            tracer_provider.shutdown()
+            meter_provider.shutdown()
+            os._exit(0)
+
+        signal.signal(signal.SIGTERM, flush_then_exit)
         if config.startswith("mcpobs"):
             import mcpobs
 
