@@ -148,6 +148,7 @@ def test_a_short_script_exits_within_the_deadline_behind_a_silent_collector(tmp_
     off = run_script(tmp_path, environment(**OFF))
     with hanging_collector() as port:
         hung = run_script(tmp_path, exporting_to(port))
+    print(f"short script behind a silent collector: {hung:.1f} s, {off:.1f} s with exporting off")
     assert hung - off < DEADLINE + SLACK, f"{hung:.1f} s against {off:.1f} s with exporting off"
 
 
@@ -182,6 +183,7 @@ async def stop_time(env: dict[str, str], tmp_path: Path) -> float:
 async def test_an_http_server_stops_within_the_deadline_after_sigterm_behind_a_silent_collector(tmp_path):
     with hanging_collector() as port:
         hung = await stop_time(exporting_to(port), tmp_path)
+    print(f"HTTP server, SIGTERM to exit behind a silent collector: {hung:.1f} s")
     assert hung < DEADLINE + SLACK, f"SIGTERM took {hung:.1f} s"
 
 
@@ -198,6 +200,7 @@ async def test_a_stdio_server_exits_before_its_host_kills_it_behind_a_silent_col
         closed = time.monotonic() - started
     # The host waits 2 s after closing stdin, then SIGTERMs and waits 2 s more, then SIGKILLs:
     # under 4 s, the server ended on its own, its flush done or given up within the deadline.
+    print(f"stdio server, host closing it behind a silent collector: {closed:.1f} s")
     assert closed < 3.9, f"the host needed {closed:.1f} s to stop the server: it was killed"
 
 
@@ -266,6 +269,7 @@ def test_a_sigterm_while_the_metric_lock_is_held_flushes_the_final_metrics_witho
             if process.poll() is None:
                 process.kill()
                 process.wait()
+    print(f"SIGTERM while the metric lock is held: {took:.1f} s")
     assert process.returncode == -signal.SIGTERM  # it still dies of SIGTERM, as it would without mcpobs
     assert took < DEADLINE + SLACK, f"SIGTERM took {took:.1f} s"
     assert "locked.work" in receiver.names, "the final metrics were lost"
