@@ -109,6 +109,7 @@ async def _converse(client: Any, observed: Observed) -> None:
     await client.call_tool("get_order_status", {"order_id": "O-404"})  # the tool raises ToolError
     await client.call_tool("quote_refund", {"order_id": "O-1", "amount_cents": -5})  # the tool crashes
     await client.call_tool("invented_tool", {})  # not registered, not listed
+    await client.list_prompts()  # a client names the prompts it listed
     await client.get_prompt("refund_reply", {"customer": "Ada"})
     await client.read_resource("shop://catalog")
     try:

@@ -56,6 +56,7 @@ async def test_a_call_has_one_client_span_with_convention_attributes(mcpobs_tele
 async def test_every_request_the_client_sends_has_exactly_one_client_span(mcpobs_telemetry, transport):
     async def calls(client):
         await client.call_tool("get_order_status", {"order_id": "O-1873"})
+        await client.list_prompts()  # a client names the prompts it listed
         await client.get_prompt("refund_reply", {"customer": "Ada"})
 
     await run_calls(transport, calls)
@@ -75,6 +76,7 @@ async def test_every_request_the_client_sends_has_exactly_one_client_span(mcpobs
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_an_is_error_result_is_a_tool_error_on_the_client(mcpobs_telemetry, transport):
     async def calls(client):
+        await client.list_tools()  # a client names the tools it listed
         assert (await client.call_tool("get_order_status", {"order_id": "O-9999"})).is_error
 
     await run_calls(transport, calls)
@@ -144,6 +146,7 @@ async def test_a_result_failing_output_validation_is_an_error_on_the_call_span(m
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_timed_out_call_is_a_timeout_and_not_a_latency_sample(mcpobs_telemetry, transport):
     async def calls(client):
+        await client.list_tools()
         with pytest.raises(MCPError):
             await client.call_tool("wait_for_stock", {"sku": "KG-1031"}, read_timeout_seconds=0.2)
 
@@ -160,6 +163,7 @@ async def test_a_timed_out_call_is_a_timeout_and_not_a_latency_sample(mcpobs_tel
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_call_the_host_gives_up_on_is_cancelled_not_an_error(mcpobs_telemetry, transport):
     async def calls(client):
+        await client.list_tools()
         with anyio.move_on_after(0.2) as scope:
             await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
         assert scope.cancelled_caught
@@ -206,13 +210,16 @@ async def test_after_listing_only_listed_tools_name_a_client_span(mcpobs_telemet
     assert labels == {None, S.OTHER}
 
 
-def test_client_names_before_a_listing_are_capped():
+def test_client_names_are_the_listed_ones_capped_across_sessions():
     names = ClientNames()
-    kept = [names.bound(f"tool_{i}") for i in range(S.MAX_LEARNED_NAMES + 50)]
+    assert names.bound("tool_1", None) == S.OTHER  # nothing listed: nothing named
+    listing = {f"tool_{i}" for i in range(S.MAX_LEARNED_NAMES + 50)}
+    kept = [names.bound(f"tool_{i}", listing) for i in range(S.MAX_LEARNED_NAMES + 50)]
     assert len(set(kept) - {S.OTHER}) == S.MAX_LEARNED_NAMES
     assert kept[-1] == S.OTHER
-    assert names.bound("tool_1") == "tool_1"
-    assert names.bound(["not", "a", "name"]) == S.OTHER
+    assert names.bound("tool_1", listing) == "tool_1"
+    assert names.bound("tool_1", {"other"}) == S.OTHER  # listed by another session only
+    assert names.bound(["not", "a", "name"], listing) == S.OTHER
 
 
 async def test_uninstrument_gives_the_sdk_its_own_client_span_back():
@@ -250,6 +257,7 @@ async def test_every_round_and_every_answer_nests_under_the_calls_span(mcpobs_te
     with ExitStack() as stack:
         base_url = stack.enter_context(serve_http(server.streamable_http_app())) if transport == "http" else None
         async with shop_client(transport, server, base_url) as client:
+            await client.list_tools()
             result = await client.call_tool("confirm_cancel", {"order_id": "O-1873"})
     assert result.content[0].text == "O-1873 cancelled after asked-twice"
     rounds = sorted(client_spans(mcpobs_telemetry, "tools/call confirm_cancel"), key=lambda s: s.start_time)
@@ -276,6 +284,7 @@ async def test_every_round_and_every_answer_nests_under_the_calls_span(mcpobs_te
 
 async def test_two_questions_in_one_round_are_both_answered_under_the_call(mcpobs_telemetry):
     async with shop_client("auto", create_server(), None) as client:
+        await client.list_tools()
         await client.call_tool("approve_refund", {"order_id": "O-1873"})
     call, final = sorted(client_spans(mcpobs_telemetry, "tools/call approve_refund"), key=lambda s: s.start_time)
     assert sorted(call.attributes[S.MRTR_INPUT_METHODS]) == ["elicitation/create", "roots/list"]
@@ -290,6 +299,7 @@ async def test_a_refused_question_ends_the_call_as_an_error(mcpobs_telemetry):
         return types.ErrorData(code=-32600, message="the user closed the dialog")
 
     async with Client(create_server(), elicitation_callback=refuse) as client:
+        await client.list_tools()
         with pytest.raises(MCPError):
             await client.call_tool("confirm_cancel", {"order_id": "O-1873"})
     (call,) = client_spans(mcpobs_telemetry, "tools/call confirm_cancel")

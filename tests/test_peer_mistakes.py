@@ -74,6 +74,7 @@ async def test_error_codes_a_peer_invents_are_bounded_in_labels(mcpobs_telemetry
 
     codes = [-31000 - i for i in range(50)]
     async with Client(lowlevel(call_tool)) as client:
+        await client.list_tools()  # a client names the tools it listed
         for code in [*codes, -32603, -32602]:
             with pytest.raises(MCPError):
                 await client.call_tool("lookup", {"code": code})

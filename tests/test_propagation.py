@@ -70,6 +70,7 @@ async def test_stdio_server_spans_are_children_of_the_client_spans(mcpobs_teleme
 async def test_a_timed_out_calls_cancel_notification_joins_the_calls_trace(mcpobs_telemetry):
     server = create_server()
     async with Client(server, mode="legacy", read_timeout_seconds=0.2) as client:
+        await client.list_tools()  # a client names the tools it listed
         with pytest.raises(MCPError):
             await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
         (cancel,) = await eventually(lambda: mcpobs_telemetry.spans_named("notifications/cancelled", SpanKind.SERVER))
@@ -82,6 +83,7 @@ async def test_a_timed_out_calls_cancel_notification_joins_the_calls_trace(mcpob
 async def test_a_cancel_notification_over_stdio_joins_the_calls_trace(mcpobs_telemetry, tmp_path):
     spans_file = tmp_path / "spans.jsonl"
     async with Client(stdio_params(spans_file), mode="legacy") as client:
+        await client.list_tools()  # a client names the tools it listed
         with anyio.move_on_after(0.3):
             await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
         found = await eventually(lambda: [s for s in read_spans(spans_file) if s["name"] == "notifications/cancelled"])

@@ -58,6 +58,7 @@ async def test_tool_error_is_an_error_at_the_handler(mcpobs_telemetry, transport
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_crash_in_a_tool_is_a_server_error_with_the_exception(mcpobs_telemetry, transport):
     async def calls(client):
+        await client.list_tools()  # the client names the tools it listed
         result = await client.call_tool("quote_refund", {"order_id": "O-1873", "amount_cents": -1})
         assert result.is_error  # the SDK still answers with a result
 

@@ -72,6 +72,8 @@ def instrument(**options: Any) -> None:
     - ``record_session_id`` (True) and ``session_id_key`` (None): a legacy Streamable HTTP
       session's id as ``mcp.session.id``, or with a key its keyed hash (docs/privacy.md).
     - ``clients`` (True): also instrument the SDK's ``Client``; False instruments servers only.
+    - ``shutdown_timeout`` (``OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT``, else 3 s): the longest the
+      flush at exit and on SIGTERM may take, for the providers mcpobs configures itself.
 
     A bad option raises `ConfigurationError` saying how to fix it. A server built before this
     call is instrumented when it first serves a connection.
@@ -84,13 +86,13 @@ def instrument(**options: Any) -> None:
         return
     from mcpobs._core.config import settings_from
 
-    settings_from(options)  # a bad option fails here, before anything global is configured
+    settings = settings_from(options)  # a bad option fails here, before anything global is configured
     if options.get("tracer_provider") is None and options.get("meter_provider") is None:
         from mcpobs._core import autoconfig
         from mcpobs._core.guard import guarded
 
         with guarded("configure from OTEL_* variables"):
-            autoconfig.configure()
+            autoconfig.configure(shutdown_timeout=settings.shutdown_timeout)
     instrumentor.instrument(**options)
 
 

@@ -237,12 +237,13 @@ async def test_prompts_and_resources(mcpobs_telemetry, transport, target):
     assert spans == {
         ("prompts/list", "ok", None),
         ("prompts/get simple-prompt", "ok", None),
-        ("prompts/get no-such-prompt", "client_error", "-32602"),
+        ("prompts/get", "client_error", "-32602"),  # not listed: `_OTHER`, the name stays on the span
         ("resources/list", "ok", None),
         ("resources/read", "ok", None),
         ("resources/read", "client_error", "-32602"),
     }
-    unknown = mcpobs_telemetry.client_span("prompts/get no-such-prompt")
+    unknown = mcpobs_telemetry.client_span("prompts/get")
+    assert unknown.attributes[S.GEN_AI_PROMPT_NAME] == "no-such-prompt"
     assert unknown.status.status_code is StatusCode.ERROR  # on the client every failed request is an error
     assert unknown.attributes[S.RPC_RESPONSE_STATUS_CODE] == "-32602"
     assert requests_counted(mcpobs_telemetry, **{S.MCP_METHOD_NAME: "resources/read", S.OUTCOME: "client_error"}) == 1

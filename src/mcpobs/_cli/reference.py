@@ -69,10 +69,19 @@ def render() -> str:
         "",
         _row("what", "bound"),
         _row("---", "---"),
-        _row("any string attribute value", f"{S.DEFAULT_MAX_ATTRIBUTE_LENGTH} characters (`max_attribute_length`)"),
+        _row(
+            "any string attribute value",
+            f"{S.DEFAULT_MAX_ATTRIBUTE_LENGTH} characters (`max_attribute_length`), valid UTF-8 "
+            "(a lone surrogate becomes U+FFFD)",
+        ),
+        _row("span status description", f"{S.MAX_STATUS_DESCRIPTION} characters, valid UTF-8"),
         _row("progress spans per operation", f"{S.DEFAULT_MAX_PROGRESS_SPANS} (`max_progress_spans`)"),
         _row("captured arguments or results", f"{S.DEFAULT_MAX_CONTENT_LENGTH} characters (`max_content_length`)"),
         _row("names learned from a lowlevel server's listings", str(S.MAX_LEARNED_NAMES)),
+        _row(
+            "tool and prompt names a client uses (names its sessions listed, across sessions)",
+            f"{S.MAX_LEARNED_NAMES}, each at most {S.MAX_NAME_LENGTH} characters; the rest `{S.OTHER}`",
+        ),
         _row("cancellation reason", f"{S.MAX_REASON_LENGTH} characters"),
         _row("publish contexts kept per listen stream", str(S.MAX_NOTED_PUBLISHES)),
         _row(

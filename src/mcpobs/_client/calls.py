@@ -27,14 +27,15 @@ from opentelemetry.trace import Span
 
 from mcpobs import semconv as S
 from mcpobs._client import classify, memory, release
+from mcpobs._client.names import ClientNames, listed
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outcome as _outcome
-from mcpobs._core.guard import guarded, report
+from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets
 from mcpobs._core.methods import input_methods
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import Classification
-from mcpobs._core.telemetry import Telemetry
+from mcpobs._core.telemetry import Telemetry, end_once
 
 
 class Outbound(NamedTuple):
@@ -59,11 +60,13 @@ class Holder(Protocol):
 class Recorder:
     """What every client call shares to record itself: the telemetry, the label sets, the hooks."""
 
-    __slots__ = ("labels", "request_hook", "response_hook", "telemetry")
+    __slots__ = ("labels", "names", "request_hook", "response_hook", "telemetry")
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
         self.labels = LabelSets(S.CLIENT_REQUESTS, errors_only=False, duration=S.CLIENT_OPERATION_DURATION)
+        self.names = ClientNames()
+        """The tool and prompt names calls may use in span names and labels (`names.ClientNames`)."""
         self.request_hook: Callable[..., Any] | None = telemetry.settings.client_request_hook
         self.response_hook: Callable[..., Any] | None = telemetry.settings.client_response_hook
 
@@ -87,6 +90,7 @@ class ClientCall:
         "session",
         "span",
         "start",
+        "unlisted",
     )
 
     def __init__(self, recorder: Recorder, session: Any, method: str, span: Span, labels_key: tuple[Any, ...]) -> None:
@@ -113,6 +117,8 @@ class ClientCall:
         """The schema fingerprint of the tool as this session last listed it (tools/call only)."""
         self.extra: dict[str, Any] | None = None
         """Attributes learned from the reply (the release that answered, the model), written with the outcome."""
+        self.unlisted: str | None = None
+        """The tool name sent before the session listed it (tools/call only): see `_name_late`."""
 
     # -- what happened ------------------------------------------------------------------------
 
@@ -133,6 +139,8 @@ class ClientCall:
                 span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
             elif self.method == "tools/list":
                 memory.remember_listing(self.session, result)
+            elif self.method == "prompts/list":
+                memory.remember_prompts(self.session, result)
             elif self.method == "initialize" and span.is_recording():
                 span.set_attributes(self._handshake(result))
         except Exception as err:
@@ -175,15 +183,42 @@ class ClientCall:
                 self.cls = classify.from_exception(exc) if exc is not None else _outcome.OK
                 self.description = _outcome.description(exc)
             cls = self.cls
+            if self.unlisted is not None:
+                self._name_late()
             holder = self.holder
             if holder is not None and holder.claim(self, exc):
                 return
-            self.end_as(cls, exc, end_time)
-            self.count(cls)
         except Exception as err:
             report("client span end", err)
-            with guarded("client span end (fallback)"):
-                self.span.end()
+            end_once(self.span)
+            return
+        # The span and the metrics each in their own `try`: a trace pipeline that raises
+        # costs no count, and a metric pipeline that raises costs no span.
+        try:
+            self.end_as(cls, exc, end_time)
+        except Exception as err:
+            report("client span end", err)
+            end_once(self.span)
+        try:
+            self.count(cls)
+        except Exception as err:
+            report("client metrics", err)
+
+    def _name_late(self) -> None:
+        """A tool called before the session listed tools: named if the SDK listed it meanwhile.
+
+        A successful `call_tool` lists the tools to validate its result, inside the call's span,
+        so a host that never lists still gets its tools named; a failed call stays `_OTHER`.
+        """
+        name, self.unlisted = self.unlisted, None
+        bounded = self.recorder.names.bound(name, listed(self.session, "tools/call", None))
+        if bounded == S.OTHER:
+            return
+        known, version, target_attr, _, network = self.labels_key
+        self.labels_key = (known, version, target_attr, bounded, network)
+        if self.span.is_recording():
+            self.span.update_name(S.span_name(known, bounded))
+            self.span.set_attribute(S.GEN_AI_TOOL_NAME, bounded)
 
     def end_as(self, cls: Classification, exc: BaseException | None, end_time: int | None = None) -> None:
         """Write `cls` onto the span and end it (a holder calls this for a call it kept)."""

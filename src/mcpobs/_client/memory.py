@@ -1,4 +1,4 @@
-"""What mcpobs remembers per `ClientSession`: where its server is, and the tools it listed.
+"""What mcpobs remembers per `ClientSession`: where its server is, the tools and prompts it listed.
 
 One weak dictionary keyed by the session, so nothing outlives it. The connection's network
 labels (server.address/port, network.transport and protocol) are learned from `Client`, once,
@@ -24,7 +24,7 @@ MAX_LISTED = 4096
 
 
 class SessionMemory:
-    __slots__ = ("answering", "handshake", "listing", "network", "session_id")
+    __slots__ = ("answering", "handshake", "listing", "network", "prompts", "session_id")
 
     def __init__(self) -> None:
         self.network: Network | None = None
@@ -34,6 +34,8 @@ class SessionMemory:
         self.session_id: str | None = None
         """`mcp.session.id` (or its keyed hash) of a legacy Streamable HTTP session."""
         self.listing: dict[str, Any] | None = None
+        self.prompts: set[str] | None = None
+        """The prompt names the session listed (at most `MAX_LISTED`): the only ones that name spans."""
         self.handshake: SpanContext | None = None
         """The span of the session's last `initialize` or `server/discover`: what it negotiated."""
 
@@ -78,6 +80,19 @@ def remember_listing(session: Any, result: Any) -> None:
         if len(listing) >= MAX_LISTED and tool.name not in listing:
             break
         listing[tool.name] = tool
+
+
+def remember_prompts(session: Any, result: Any) -> None:
+    memory = _memory(session)
+    prompts = memory.prompts
+    if prompts is None:
+        prompts = memory.prompts = set()
+    for prompt in getattr(result, "prompts", None) or ():
+        if len(prompts) >= MAX_LISTED:
+            break
+        name = getattr(prompt, "name", None)
+        if isinstance(name, str):
+            prompts.add(name)
 
 
 def fingerprint(memory: SessionMemory, name: object) -> str | None:

@@ -2,35 +2,46 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container
 from typing import Any
 
 from mcpobs import semconv as S
+from mcpobs._client.memory import SessionMemory
+from mcpobs._core.text import clean
 
 
 class ClientNames:
-    """A client sends whatever name its host (or a model) chose.
+    """A client sends whatever name its host (or a model) chose, and a server lists whatever it likes.
 
-    Once the session has listed the server's tools, only listed tools are named; before that
-    (and for prompts) the first `MAX_LEARNED_NAMES` distinct names of at most
-    `MAX_NAME_LENGTH` characters are kept; the rest become `_OTHER`.
+    A name reaches a span name or a label only when this session listed it (tools/list,
+    prompts/list), it is at most `MAX_NAME_LENGTH` characters of valid text, and it is among
+    the first `MAX_LEARNED_NAMES` distinct names admitted in this process: the server's caps,
+    held across sessions, so a server listing new names to every session adds no series past
+    the cap. Everything else is `_OTHER`.
     """
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_admitted",)
 
     def __init__(self) -> None:
-        self._seen: set[str] = set()
+        self._admitted: set[str] = set()
 
-    def bound(self, name: object, listed: Mapping[str, Any] | None = None) -> str:
-        if not isinstance(name, str):
+    def bound(self, name: object, listed: Container[str] | None) -> str:
+        if not isinstance(name, str) or not listed or name not in listed:
             return S.OTHER
-        if listed:
-            return name if name in listed else S.OTHER
-        if len(name) > S.MAX_NAME_LENGTH:
+        if name in self._admitted:
+            return name
+        if len(self._admitted) >= S.MAX_LEARNED_NAMES or len(name) > S.MAX_NAME_LENGTH:
             return S.OTHER
-        if name in self._seen:
-            return name
-        if len(self._seen) < S.MAX_LEARNED_NAMES:
-            self._seen.add(name)
-            return name
-        return S.OTHER
+        if not name.isascii() and clean(name, S.MAX_NAME_LENGTH) != name:
+            return S.OTHER  # not valid text: it could not be exported
+        self._admitted.add(name)
+        return name
+
+
+def listed(session: Any, method: str, remembered: SessionMemory | None) -> Container[str] | None:
+    """The names this session listed for `method`'s target: its tools, or its prompts."""
+    if method == "tools/call":
+        # The SDK's own record of the session's listings (it lists to validate a result, too).
+        found = getattr(session, "_tool_output_schemas", None)
+        return found if isinstance(found, dict) else None
+    return remembered.prompts if remembered is not None else None

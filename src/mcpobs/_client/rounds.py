@@ -18,8 +18,9 @@ from mcpobs import semconv as S
 from mcpobs._client import classify
 from mcpobs._client.calls import ClientCall
 from mcpobs._core import outcome as _outcome
-from mcpobs._core.guard import guarded, report
+from mcpobs._core.guard import report
 from mcpobs._core.outcome import Classification
+from mcpobs._core.telemetry import end_once
 from mcpobs.semconv import Outcome
 
 
@@ -52,7 +53,10 @@ class Operation:
         self.anchor = call
         if call.span.is_recording():
             call.span.set_attributes({S.MRTR_ROUND: 1, S.OUTCOME: cls.outcome.value})
-        call.count(cls)
+        try:  # a metric pipeline that raises must not end the anchor early
+            call.count(cls)
+        except Exception as err:
+            report("client metrics", err)
         return True
 
     def end(self, exc: BaseException | None) -> None:
@@ -68,8 +72,7 @@ class Operation:
             anchor.end_as(cls or _outcome.OK, exc)
         except Exception as err:
             report("client operation end", err)
-            with guarded("client operation end (fallback)"):
-                anchor.span.end()
+            end_once(anchor.span)
 
 
 _operation: ContextVar[Operation | None] = ContextVar("mcpobs_client_operation", default=None)

@@ -17,7 +17,7 @@ from mcpobs import semconv as S
 from mcpobs._client import memory, negotiation
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall, Recorder
-from mcpobs._client.names import ClientNames
+from mcpobs._client.names import listed
 from mcpobs._core.guard import report
 from mcpobs._core.methods import KNOWN_METHODS, TARGETED
 from mcpobs._core.names import bounded_version
@@ -31,8 +31,8 @@ class ClientSpans:
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
-        self.names = ClientNames()
         self.recorder = Recorder(telemetry)
+        self.names = self.recorder.names
         self.labels = self.recorder.labels
         self._excluded = telemetry.settings.excluded_methods
         self.request_hook = self.recorder.request_hook
@@ -45,15 +45,12 @@ class ClientSpans:
         version = bounded_version(version if version is not None else getattr(session, "protocol_version", None))
         target = bounded = raw = None
         target_attr = TARGETED.get(known)
+        remembered = memory.remembered(session)
         if target_attr is not None and params:
             raw = params.get("name")
             if raw is not None:
-                listed = getattr(session, "_tool_output_schemas", None) if known == "tools/call" else None
-                if listed is not None and not isinstance(listed, dict):
-                    listed = listed if isinstance(listed, Mapping) else None
-                bounded = self.names.bound(raw, listed)
+                bounded = self.names.bound(raw, listed(session, known, remembered))
                 target = None if bounded == S.OTHER else bounded
-        remembered = memory.remembered(session)
         network = remembered.network if remembered is not None else None
         labels_key = (known, version, target_attr if bounded is not None else None, bounded, network)
         labels = self.labels.base(labels_key)
@@ -69,10 +66,10 @@ class ClientSpans:
         if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
-            span = tel.tracer.start_span(
-                S.span_name(known, target), context=parent, kind=SpanKind.CLIENT, attributes=attrs
-            )
+            span = tel.start_span(S.span_name(known, target), parent, SpanKind.CLIENT, attrs)
         call = ClientCall(self.recorder, session, method, span, labels_key)
+        if target is None and known == "tools/call" and isinstance(raw, str):
+            call.unlisted = raw  # named at the end if the SDK lists the tools meanwhile (`_name_late`)
         if request is not None and self.request_hook is not None:
             call.requested(request)
         call.holder = op

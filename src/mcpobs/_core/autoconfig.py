@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import sys
-import threading
 import warnings
 from collections.abc import Mapping
 from importlib.metadata import entry_points
@@ -45,6 +43,8 @@ from opentelemetry.sdk.resources import Resource
 
 from mcpobs._core import reachability as _reachability
 from mcpobs._core import service_version as _service_version
+from mcpobs._core import shutdown as _shutdown
+from mcpobs._core.config import DEFAULT_SHUTDOWN_TIMEOUT, SHUTDOWN_TIMEOUT_ENV
 from mcpobs._core.guard import logger
 
 Signal = Literal["traces", "metrics", "logs"]
@@ -80,8 +80,12 @@ class Misconfigured(Exception):
     """One setting cannot be used; the message names the variable and the fix."""
 
 
-def configure(environ: Mapping[str, str] | None = None) -> None:
-    """Set SDK providers for every signal the application left unconfigured. Never raises."""
+def configure(environ: Mapping[str, str] | None = None, shutdown_timeout: float | None = None) -> None:
+    """Set SDK providers for every signal the application left unconfigured. Never raises.
+
+    They are flushed at exit and on SIGTERM within `shutdown_timeout` seconds (when None,
+    `OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT`, else 3 s): see `shutdown.py`.
+    """
     env = os.environ if environ is None else environ
     if env.get(OTEL_SDK_DISABLED, "").strip().lower() == "true":
         logger.debug("mcpobs: %s=true, OpenTelemetry is left unconfigured", OTEL_SDK_DISABLED)
@@ -100,7 +104,24 @@ def configure(environ: Mapping[str, str] | None = None) -> None:
         providers.append(_configure_logs(env, resource))
     made = [p for p in providers if p is not None]
     _service_version.wait_for_release(resource, made)
-    _flush_on_sigterm(made)
+    deadline = shutdown_timeout if shutdown_timeout is not None else shutdown_timeout_from(env)
+    _shutdown.install(made, deadline)
+
+
+def shutdown_timeout_from(env: Mapping[str, str]) -> float:
+    """`OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT` in seconds; a value that is not a positive number costs one line."""
+    raw = env.get(SHUTDOWN_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SHUTDOWN_TIMEOUT
+    if not _is_positive_number(raw):
+        logger.error(
+            "mcpobs: %s=%r is not a number of seconds; the default (%s) is used.",
+            SHUTDOWN_TIMEOUT_ENV,
+            raw,
+            DEFAULT_SHUTDOWN_TIMEOUT,
+        )
+        return DEFAULT_SHUTDOWN_TIMEOUT
+    return float(raw)
 
 
 def tracing_configured() -> bool:
@@ -223,7 +244,7 @@ def _configure_traces(env: Mapping[str, str], resource: Resource) -> Any:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    provider = TracerProvider(resource=resource)
+    provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # flushed by `shutdown`, bounded
     for exporter in _exporters("traces", env):
         provider.add_span_processor(BatchSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
@@ -246,7 +267,7 @@ def _configure_metrics(env: Mapping[str, str], resource: Resource) -> Any:
         e if isinstance(e, MetricReader) else PeriodicExportingMetricReader(e, float(interval) if interval else None)
         for e in _exporters("metrics", env)
     ]
-    provider = MeterProvider(resource=resource, metric_readers=readers)
+    provider = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
     metrics.set_meter_provider(provider)
     return provider
 
@@ -260,7 +281,7 @@ def _configure_logs(env: Mapping[str, str], resource: Resource) -> Any:
     from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 
-    provider = LoggerProvider(resource=resource)
+    provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
     for exporter in exporters:
         provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
     set_logger_provider(provider)
@@ -271,30 +292,6 @@ def _configure_logs(env: Mapping[str, str], resource: Resource) -> Any:
         handler = LoggingHandler(level=logging.NOTSET, logger_provider=provider)
     logging.getLogger().addHandler(handler)
     return provider
-
-
-def _flush_on_sigterm(providers: list[Any]) -> None:
-    """Flush on SIGTERM too, then die of it as before.
-
-    The SDK flushes in `atexit`, which a process killed by SIGTERM never runs; uvicorn, for
-    one, re-raises SIGTERM after its graceful shutdown. Only when nobody else handles SIGTERM,
-    and only from the main thread, where Python allows handlers.
-    """
-    if not providers or threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return
-
-    def flush_then_terminate(signum: int, frame: object) -> None:
-        for provider in providers:
-            try:
-                provider.shutdown()
-            except Exception as exc:
-                logger.debug("mcpobs: flush on SIGTERM failed: %r", exc)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.raise_signal(signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, flush_then_terminate)
 
 
 def _is_positive_number(text: str) -> bool:

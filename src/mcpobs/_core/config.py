@@ -17,6 +17,10 @@ _CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _CAPTURE_ON = frozenset({"true", "span_only", "span_and_event"})
 _CAPTURE_OFF = frozenset({"", "false", "no_content", "event_only"})
 _EXCLUDED_ENV = "OTEL_PYTHON_MCP_EXCLUDED_METHODS"
+SHUTDOWN_TIMEOUT_ENV = "OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT"
+DEFAULT_SHUTDOWN_TIMEOUT = 3.0
+"""Seconds the flush at exit (and on SIGTERM) may take: inside the 4 s an MCP SDK host gives a
+stdio server between closing its stdin and SIGKILL."""
 
 Redactor = Callable[[Any], Any]
 Hook = Callable[[Any, Any], None]
@@ -48,12 +52,22 @@ class Settings:
     server_response_hook: Hook | None = None
     client_request_hook: Hook | None = None
     client_response_hook: Hook | None = None
+    shutdown_timeout: float | None = None
+    """Seconds the flush at exit may take (providers mcpobs configures); None: the variable, else 3."""
 
 
 def _positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigurationError(f"instrument({name}={value!r}): expected a whole number of at least 1.")
     return value
+
+
+def _seconds(name: str, value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ConfigurationError(f"instrument({name}={value!r}): expected a number of seconds above 0, e.g. 3.")
+    return float(value)
 
 
 def _flag(name: str, value: object) -> bool:
@@ -189,6 +203,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         session_id_key=_key(kwargs.get("session_id_key")),
         clients=_flag("clients", kwargs.get("clients", True)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
+        shutdown_timeout=_seconds("shutdown_timeout", kwargs.get("shutdown_timeout")),
         **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},
     )
 

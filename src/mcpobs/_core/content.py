@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpobs._core.config import Settings
+from mcpobs._core.text import clean
 
 _RESULT_KEYS = ("content", "structuredContent", "isError")
 
@@ -22,7 +23,7 @@ def _render(value: Any, settings: Settings) -> str:
         value = settings.redact(value)
     text = json.dumps(value, default=str, ensure_ascii=False)
     limit = settings.max_content_length
-    return text if len(text) <= limit else text[:limit]
+    return clean(text, limit)
 
 
 def arguments(params: Mapping[str, Any] | None, settings: Settings) -> str | None:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from mcpobs import semconv
 from mcpobs._core.methods import CALLER_MISTAKES, code_label
+from mcpobs._core.text import clean, exception_attributes
 from mcpobs.semconv import Boundary, Outcome
 
 
@@ -69,7 +70,7 @@ def description(exc: BaseException | None) -> str | None:
     if exc is None:
         return None
     message = exc.error.message if isinstance(exc, MCPError) else str(exc)
-    return message[: semconv.MAX_STATUS_DESCRIPTION] or None
+    return clean(message, semconv.MAX_STATUS_DESCRIPTION) or None
 
 
 def write(
@@ -94,8 +95,8 @@ def write(
         attrs[semconv.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
     span.set_attributes(attrs)
     if cls.error_type is not None:
-        if exception is not None:
-            span.record_exception(exception)
+        if exception is not None:  # its message and traceback may carry anyone's text: cleaned
+            span.record_exception(exception, exception_attributes(exception, semconv.DEFAULT_MAX_ATTRIBUTE_LENGTH))
         span.set_status(StatusCode.ERROR, description)
 
 

@@ -9,6 +9,12 @@ otherwise); when that fails the batch is dropped without calling the exporter, a
 says which endpoint and which variable to change. A recovered endpoint is used again at the
 next export. Behind an HTTP(S) proxy the check is left out: the proxy, not the endpoint, is
 what the exporter connects to.
+
+A collector that accepts connections and never answers (stuck, or its listen queue still
+taking connections the process never reads) held every export for the exporter's whole
+timeout: SIGTERM took 40 s for an HTTP server. So the check also asks: after connecting it
+sends a bodyless HTTP request (over TLS for https: the handshake is the answer) and waits at
+most `_ANSWER_TIMEOUT` for the first byte of any reply; silence counts as unreachable.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from mcpobs._core.guard import logger
 
 _CONNECT_TIMEOUT = 1.0
 """Seconds to wait for a TCP connection before calling the endpoint unreachable."""
+_ANSWER_TIMEOUT = 1.0
+"""Seconds to wait, once connected, for the first byte of an answer."""
 _TRUST_UP = 5.0
 _TRUST_DOWN = 2.0
 """Seconds a check is reused: exports of several signals at exit share one check."""
@@ -32,9 +40,10 @@ _TRUST_DOWN = 2.0
 class Endpoint:
     """One host:port the exporters send to, and whether it accepted a connection lately."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, tls: bool = False) -> None:
         self.host = host
         self.port = port
+        self.tls = tls
         self._up = True
         self._checked = float("-inf")
         self._said = False
@@ -45,7 +54,7 @@ class Endpoint:
         with self._lock:
             now = time.monotonic()
             if now - self._checked > (_TRUST_UP if self._up else _TRUST_DOWN):
-                self._up = _connects(self.host, self.port)
+                self._up = _answers(self.host, self.port, self.tls)
                 self._checked = time.monotonic()
                 if self._up and self._said:
                     logger.info("mcpobs: the OTLP endpoint %s answers again; exporting resumes.", url)
@@ -72,17 +81,33 @@ _endpoints: dict[tuple[str, int], Endpoint] = {}
 _endpoints_lock = threading.Lock()
 
 
-def _endpoint(host: str, port: int) -> Endpoint:
+def _endpoint(host: str, port: int, tls: bool = False) -> Endpoint:
     with _endpoints_lock:
-        return _endpoints.setdefault((host, port), Endpoint(host, port))
+        return _endpoints.setdefault((host, port), Endpoint(host, port, tls))
 
 
-def _connects(host: str, port: int) -> bool:
+def _answers(host: str, port: int, tls: bool) -> bool:
+    """Whether something at host:port accepts a connection and answers within the timeouts."""
     try:
-        socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT).close()
+        sock = socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT)
     except OSError:
         return False
-    return True
+    try:
+        sock.settimeout(_ANSWER_TIMEOUT)
+        if tls:
+            import ssl
+
+            context = ssl.create_default_context()
+            context.check_hostname = False  # only liveness is asked here; the exporter verifies
+            context.verify_mode = ssl.CERT_NONE
+            sock = context.wrap_socket(sock, server_hostname=host)  # the handshake needs an answer
+            return True
+        sock.sendall(b"HEAD / HTTP/1.1\r\nHost: " + host.encode("idna") + b"\r\nConnection: close\r\n\r\n")
+        return bool(sock.recv(1))
+    except (OSError, UnicodeError):
+        return False
+    finally:
+        sock.close()
 
 
 def _proxied(url: Any) -> bool:
@@ -131,7 +156,7 @@ def guard(exporter: Any, signal: str, variable: str, defaulted: bool) -> Any:
         port = url.port or (443 if url.scheme == "https" else 80)
     except ValueError:
         return exporter
-    endpoint = _endpoint(url.hostname, port)
+    endpoint = _endpoint(url.hostname, port, url.scheme == "https")
     return GuardedExporter(exporter, endpoint, raw, variable, defaulted, _failure(signal))
 
 

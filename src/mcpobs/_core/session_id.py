@@ -15,6 +15,7 @@ import hmac
 
 from mcpobs import semconv
 from mcpobs._core.config import Settings
+from mcpobs._core.text import clean
 
 
 def session_attribute(session_id: object, settings: Settings) -> str | None:
@@ -23,6 +24,6 @@ def session_attribute(session_id: object, settings: Settings) -> str | None:
         return None
     key = settings.session_id_key
     if key is None:
-        return session_id[: settings.max_attribute_length]
-    digest = hmac.new(key, session_id.encode(), hashlib.sha256).hexdigest()
+        return clean(session_id, settings.max_attribute_length)
+    digest = hmac.new(key, session_id.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
     return digest[: semconv.SESSION_ID_HASH_LENGTH]

@@ -6,10 +6,13 @@ from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import Histogram, UpDownCounter
+from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv
 from mcpobs._core.config import Settings
+from mcpobs._core.guard import report
 from mcpobs._core.tally import Tally, tally
+from mcpobs._core.text import clean, exception_attributes
 from mcpobs._version import __version__
 
 
@@ -54,8 +57,41 @@ class Telemetry:
         self.subscription_events: Tally = _instrument(meter, semconv.SUBSCRIPTION_EVENTS)
         self.stale_calls: Tally = _instrument(meter, semconv.STALE_CALLS)
 
+    def start_span(
+        self,
+        name: str,
+        context: Any,
+        kind: SpanKind,
+        attributes: dict[str, Any],
+        links: list[Link] | None = None,
+        start_time: int | None = None,
+    ) -> Span:
+        """A span from the tracer, or, when its sampler or a span processor raises, a
+        non-recording one that keeps the caller's trace context: the request is still timed
+        and counted (metrics never depend on the trace pipeline), and the failure is logged.
+        """
+        try:
+            return self.tracer.start_span(
+                name, context=context, kind=kind, attributes=attributes, links=links, start_time=start_time
+            )
+        except Exception as exc:
+            report("span start (the tracer provider's sampler or a span processor raised)", exc)
+            return NonRecordingSpan(trace.get_current_span(context).get_span_context())
+
     def bound(self, value: object) -> str:
-        """A string attribute value, cut to the configured length."""
-        text = value if isinstance(value, str) else str(value)
-        limit = self.settings.max_attribute_length
-        return text if len(text) <= limit else text[:limit]
+        """A string attribute value: cut to the configured length, valid UTF-8 (`text.clean`)."""
+        return clean(value, self.settings.max_attribute_length)
+
+    def exception_attributes(self, exc: BaseException) -> dict[str, Any]:
+        """What `Span.record_exception` takes in place of the exception's own text (`text.exception_attributes`)."""
+        return exception_attributes(exc, self.settings.max_attribute_length)
+
+
+def end_once(span: Span) -> None:
+    """End a span whose ending failed part way, unless it did end: a processor's `on_end`
+    that raises leaves the span ended, and ending it again only makes the SDK warn."""
+    if getattr(span, "end_time", None) is None:
+        try:
+            span.end()
+        except Exception as exc:
+            report("span end (fallback)", exc)

@@ -20,6 +20,7 @@ from typing import Any
 from mcpobs import semconv as S
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
+from mcpobs._core.text import clean
 from mcpobs._server import state as _state
 
 _reasons: dict[int, str] = {}
@@ -52,7 +53,7 @@ def _remember(dispatcher: Any, params: Any) -> None:
         key = id(dctx)
         if key not in _reasons:
             weakref.finalize(dctx, _reasons.pop, key, None)
-        _reasons[key] = reason[: S.MAX_REASON_LENGTH]
+        _reasons[key] = clean(reason, S.MAX_REASON_LENGTH)
 
 
 def reason(ctx: Any) -> str | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from mcpobs import semconv as S
 from mcpobs._core.telemetry import Telemetry
+from mcpobs._core.text import clean
 
 session_logger = logging.getLogger("mcpobs.session")
 
@@ -58,7 +59,7 @@ def describe_session(ctx: Any, result: Any, offered: Mapping[str, int | None], t
         info = ctx.session.client_params.client_info if ctx.session.client_params is not None else None
         client = {"name": info.name, "version": info.version} if info is not None else {}
     result = result if isinstance(result, Mapping) else {}
-    capabilities = sorted(result.get("capabilities") or {})
+    capabilities = [telemetry.bound(c) for c in sorted(result.get("capabilities") or {})[:_MAX_LISTED]]
     requested = params.get("protocolVersion") if ctx.method == "initialize" else ctx.protocol_version
     negotiated = result.get("protocolVersion") or ctx.protocol_version
     attrs: dict[str, Any] = {
@@ -74,11 +75,20 @@ def describe_session(ctx: Any, result: Any, offered: Mapping[str, int | None], t
     counts = " ".join(f"{kind}={'?' if n is None else n}" for kind, n in offered.items())
     session_logger.info(
         "mcp session client=%s/%s protocol=%s requested=%s %s capabilities=%s",
-        attrs.get(S.CLIENT_NAME, "?"),
-        attrs.get(S.CLIENT_VERSION, "?"),
-        negotiated,
-        requested,
+        _field(attrs.get(S.CLIENT_NAME, "?")),
+        _field(attrs.get(S.CLIENT_VERSION, "?")),
+        _field(negotiated),
+        _field(requested),
         counts,
-        capabilities,
+        [_field(c) for c in capabilities],
     )
     return attrs
+
+
+_MAX_LISTED = 16
+"""Capabilities named on a session's span and line (the specs define fewer than a dozen)."""
+
+
+def _field(value: object, limit: int = S.MAX_NAME_LENGTH) -> str:
+    """One value of the session line: whatever the client sent, a short valid string."""
+    return clean(value, limit)

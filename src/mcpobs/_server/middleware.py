@@ -22,13 +22,13 @@ from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core import service_version as _service_version
 from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
-from mcpobs._core.guard import guarded, report
+from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets, Network, http_network, release_labels
 from mcpobs._core.methods import ROUND_METHODS, TARGETED, URI_METHODS
 from mcpobs._core.model import received as _received_model
 from mcpobs._core.names import LISTINGS, ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
-from mcpobs._core.telemetry import Telemetry
+from mcpobs._core.telemetry import Telemetry, end_once
 from mcpobs._server import cancellation as _cancellation
 from mcpobs._server import identity as _identity
 from mcpobs._server import rounds as _rounds
@@ -154,9 +154,7 @@ class ServerMiddleware:
         if method in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
-            span = tel.tracer.start_span(
-                S.span_name(method, target), context=parent, kind=SpanKind.SERVER, attributes=labels, links=links
-            )
+            span = tel.start_span(S.span_name(method, target), parent, SpanKind.SERVER, labels, links)
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
         return _Call(method, target, labels_key, span)
@@ -209,8 +207,11 @@ class ServerMiddleware:
             report("server context detach", exc)
 
     def _finish(self, call: _Call, ctx: Any, result: Any, exc: BaseException | None) -> None:
+        """Classify, end the span, record the metrics: the span and the metrics each in their own
+        `try`, so a trace pipeline that raises (a processor's `on_end`) costs no count, and a
+        metric pipeline that raises costs no span."""
+        elapsed = time.perf_counter() - call.start
         try:
-            elapsed = time.perf_counter() - call.start
             attrs: dict[str, Any] | None = None
             if exc is None:
                 if call.method in LISTINGS:  # the one check `learn` would make, without the call
@@ -229,12 +230,19 @@ class ServerMiddleware:
                     attrs = {S.CANCEL_REASON: reason}
             if ctx.request_id is None and self.names.is_request(ctx.method):
                 cls = _outcome.NOT_A_REQUEST  # the SDK took it for a notification: nothing was answered
+        except Exception as err:
+            report("server classification", err)
+            end_once(call.span)
+            return
+        try:
             self._end_span(call, ctx, cls, exc, attrs)
-            self._record(call, cls, elapsed)
         except Exception as err:
             report("server span end", err)
-            with guarded("server span end (fallback)"):
-                call.span.end()
+            end_once(call.span)
+        try:
+            self._record(call, cls, elapsed)
+        except Exception as err:
+            report("server metrics", err)
 
     def _mistake(self, call: _Call, params: Any) -> Classification | None:
         """What the caller got wrong that a handler may answer with a plain exception, if anything."""

@@ -48,6 +48,7 @@ from mcpobs import semconv as S
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
+from mcpobs._core.text import exception_attributes
 
 _MAX_NOTED = S.MAX_NOTED_PUBLISHES
 """Publish contexts remembered per stream; the SDK's own per-stream backlog is 1024 events.
@@ -136,7 +137,7 @@ class ObservedSubscriptionBus:
             await self.bus.publish(event)
         except BaseException as exc:
             with guarded("subscription publish error"):
-                span.record_exception(exc)
+                span.record_exception(exc, exception_attributes(exc, S.DEFAULT_MAX_ATTRIBUTE_LENGTH))
                 span.set_status(StatusCode.ERROR, type(exc).__qualname__)
                 span.set_attribute(S.ERROR_TYPE, type(exc).__qualname__)
             raise

@@ -146,9 +146,7 @@ class TransportBoundary:
                 links = [Link(ambient)]
         # A client_error is the caller's mistake: no error.type and no ERROR status (semantic-conventions-genai #404).
         if method not in self.telemetry.settings.excluded_methods:
-            span = self.telemetry.tracer.start_span(
-                name, context=parent, kind=SpanKind.SERVER, attributes=attrs, links=links, start_time=start
-            )
+            span = self.telemetry.start_span(name, parent, SpanKind.SERVER, attrs, links, start)
             if failed:
                 span.set_status(StatusCode.ERROR, attrs[S.ERROR_TYPE])
             span.end()
