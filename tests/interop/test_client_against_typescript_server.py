@@ -159,10 +159,13 @@ async def test_progress_cancel_and_timeout(mcpobs_telemetry, transport, target):
     )
     assert summary(done) == ("tools/call trigger-long-running-operation", "ok", None, StatusCode.UNSET)
     assert summary(cancelled) == ("tools/call trigger-long-running-operation", "cancelled", None, StatusCode.UNSET)
-    assert timed_out.attributes[S.OUTCOME] == "cancelled"
+    # the caller giving up is the only `cancelled`; a deadline passing unanswered is a failure
+    assert timed_out.attributes[S.OUTCOME] == "server_error"
     assert timed_out.attributes[S.ERROR_TYPE] == S.TIMEOUT
+    assert timed_out.status.status_code is StatusCode.ERROR
     tool = {S.MCP_METHOD_NAME: "tools/call", S.GEN_AI_TOOL_NAME: "trigger-long-running-operation"}
-    assert requests_counted(mcpobs_telemetry, **tool, **{S.OUTCOME: "cancelled"}) == 2
+    assert requests_counted(mcpobs_telemetry, **tool, **{S.OUTCOME: "cancelled"}) == 1
+    assert requests_counted(mcpobs_telemetry, **tool, **{S.OUTCOME: "server_error", S.ERROR_TYPE: S.TIMEOUT}) == 1
     # only the call that completed is a latency sample
     assert mcpobs_telemetry.total(S.CLIENT_OPERATION_DURATION.name, tool) == 1
 

@@ -53,8 +53,9 @@ def remembered(session: Any) -> SessionMemory | None:
     return _sessions.get(session)
 
 
-def remember_connection(session: Any, server: object) -> SessionMemory | None:
-    network = connection_network(server)
+def remember_connection(session: Any, server: object, by_url: bool = False) -> SessionMemory | None:
+    """`by_url`: `server` is the URL of a transport the host built (its HTTP client may speak any version)."""
+    network = connection_network(server, by_url)
     if network is None:
         return None
     memory = _memory(session)
@@ -95,7 +96,7 @@ def fingerprint(memory: SessionMemory, name: object) -> str | None:
     return found
 
 
-def connection_network(server: object) -> Network | None:
+def connection_network(server: object, by_url: bool = False) -> Network | None:
     """The network labels of what a `Client` was given: a URL, stdio parameters, or an in-process server."""
     from mcp.client.stdio import StdioServerParameters
 
@@ -108,7 +109,7 @@ def connection_network(server: object) -> Network | None:
         if port:
             where[S.SERVER_PORT] = port
         # `Client(url)` talks through the SDK's own HTTP client, which speaks HTTP/1.1 only.
-        return _labels.http_network("1.1", where)
+        return _labels.http_network(None if by_url else "1.1", where)
     if isinstance(server, StdioServerParameters):
         return _labels.PIPE
     return None

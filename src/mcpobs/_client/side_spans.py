@@ -20,7 +20,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import INVALID_SPAN, Link, NonRecordingSpan, Span, SpanKind, StatusCode
+from opentelemetry.trace import INVALID_SPAN, Link, NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv as S
 from mcpobs._client import calls, classify, memory
@@ -90,17 +90,19 @@ class SideSpans:
         if span is None:
             yield INVALID_SPAN
             return
-        outcome = Outcome.OK
+        cls = _outcome.OK
+        failure: BaseException | None = None
         try:
             yield span  # the SDK sets error.type and rpc.response.status_code on a JSON-RPC error reply
             code = (getattr(span, "attributes", None) or {}).get(S.RPC_RESPONSE_STATUS_CODE)
             if code is not None:
-                outcome = classify.from_code(int(code)).outcome
+                cls = classify.from_code(int(code))
         except BaseException as exc:
-            outcome = _failed(span, exc)
+            failure = exc
+            cls = classify.from_exception(exc)
             raise
         finally:
-            _close(span, token, outcome)
+            _close(span, token, cls, failure)
 
     async def dispatch_input_request(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.dispatch_input_request`: the client answering the server.
@@ -140,23 +142,20 @@ class SideSpans:
         if span is None:
             return await wrapped(*args, **kwargs)
         start = time.perf_counter()
-        outcome = Outcome.OK
         cls = _outcome.OK
+        failure: BaseException | None = None
         try:
             result = await wrapped(*args, **kwargs)
             code = getattr(result, "code", None) if type(result).__name__ == "ErrorData" else None
             if isinstance(code, int):  # the host cannot (or will not) answer what was asked
-                outcome = Outcome.CLIENT_ERROR
-                cls = Classification(outcome, None, None, code)
-                with guarded("input request span error"):
-                    span.set_attribute(S.RPC_RESPONSE_STATUS_CODE, str(code))
+                cls = Classification(Outcome.CLIENT_ERROR, None, None, code)
             return result
         except BaseException as exc:
-            outcome = _failed(span, exc)
-            cls = _outcome.CANCELLED if outcome is Outcome.CANCELLED else _outcome.crash(exc)
+            failure = exc
+            cls = _outcome.CANCELLED if _outcome.is_cancellation(exc) else _outcome.crash(exc)
             raise
         finally:
-            _close(span, token, outcome)
+            _close(span, token, cls, failure)
             if key is not None and cls.outcome in S.LATENCY_OUTCOMES:
                 with guarded("input request duration"):
                     labels, _ = self.labels.with_outcome(key, cls)
@@ -185,18 +184,10 @@ def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
     return Context(), [Link(handshake)] if handshake is not None else None
 
 
-def _failed(span: Span, exc: BaseException) -> Outcome:
-    """The outcome of a side span that raised."""
-    if _outcome.is_cancellation(exc):
-        return Outcome.CANCELLED
-    with guarded("side span error"):
-        span.set_attribute(S.ERROR_TYPE, type(exc).__qualname__)
-        span.set_status(StatusCode.ERROR, type(exc).__qualname__)
-    return Outcome.SERVER_ERROR
-
-
-def _close(span: Span, token: object, outcome: Outcome) -> None:
+def _close(span: Span, token: object, cls: Classification, failure: BaseException | None) -> None:
     with guarded("side span end"):
         otel_context.detach(token)  # type: ignore[arg-type]
-        span.set_attribute(S.OUTCOME, outcome.value)
+        if span.is_recording():
+            local = failure if failure is not None and cls.error_type == type(failure).__qualname__ else None
+            _outcome.write(span, cls, {}, local, _outcome.description(failure))
         span.end()

@@ -387,6 +387,8 @@ def _classify_tool_exception(
 
     if isinstance(exc, UnexpectedToolError):
         cause = exc.__cause__ or exc
+        if _outcome.refuses_caller(cause):
+            return _outcome.ACCESS_REFUSED, None
         return _outcome.TOOL_CRASH, cause
     if isinstance(exc, ToolError):
         name = args[0] if args else kwargs.get("name")

@@ -6,7 +6,8 @@ legacy session itself; none of them reach the server middleware. `instrument()` 
 pure ASGI middleware to every app `Server.streamable_http_app()` returns. It watches the
 response status and, for an error status the server middleware never saw, records one
 SERVER span and one count in `mcpobs.server.requests`: `client_error` for a 4xx (at the
-`version` boundary for -32022, else `transport`), `server_error` for a 5xx such as a refused
+`version` boundary for -32022, `access` for a 401 or 403 from the auth middleware, else
+`transport`), `server_error` for a 5xx such as a refused
 session when `max_sessions` are open. Requests that reach the middleware add nothing here:
 no second span per request.
 
@@ -47,12 +48,14 @@ _active: Telemetry | None = None
 class _Exchange:
     """One HTTP request through the wrapper: what the response was, and who saw it."""
 
-    __slots__ = ("body", "reached", "status")
+    __slots__ = ("body", "challenged", "reached", "status")
 
     def __init__(self) -> None:
         self.status = 0
         self.body = b""
         self.reached: set[str] | None = None
+        self.challenged = False
+        """The response carried `WWW-Authenticate`: the auth middleware refused the caller."""
 
 
 _exchange: ContextVar[_Exchange | None] = ContextVar("mcpobs_http_exchange", default=None)
@@ -85,7 +88,9 @@ class TransportBoundary:
         async def observe(message: Any) -> None:
             kind = message["type"]
             if kind == "http.response.start":
-                exchange.status = message["status"]
+                exchange.status = int(message["status"])  # an int, though the app may send an HTTPStatus
+                if exchange.status in (401, 403):
+                    exchange.challenged = any(k.lower() == b"www-authenticate" for k, _ in message.get("headers", ()))
             elif kind == "http.response.body" and exchange.status >= 400 and len(exchange.body) < _MAX_ERROR_BODY:
                 exchange.body += message.get("body", b"")
             await send(message)
@@ -106,7 +111,12 @@ class TransportBoundary:
             return  # the server middleware saw this request and recorded it
         method = raw_method if raw_method in SPEC_METHODS else S.OTHER
         code = _rpc_code(exchange.body)
-        boundary = Boundary.VERSION if code == S.UNSUPPORTED_PROTOCOL_VERSION else Boundary.TRANSPORT
+        if exchange.status == 401 or exchange.challenged:  # the auth middleware refused the caller
+            boundary = Boundary.ACCESS  # (the transport's own 403 for a bad Origin stays `transport`)
+        elif code == S.UNSUPPORTED_PROTOCOL_VERSION:
+            boundary = Boundary.VERSION
+        else:
+            boundary = Boundary.TRANSPORT
         # A 4xx is the caller's mistake; a 5xx (e.g. 503, too many open sessions) is the server's.
         failed = exchange.status >= 500
         outcome = Outcome.SERVER_ERROR if failed else Outcome.CLIENT_ERROR
