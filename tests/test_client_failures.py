@@ -358,3 +358,28 @@ async def test_a_listen_stream_is_not_a_latency_sample(mcpobs_telemetry):
     assert stream.attributes[S.OUTCOME] == "ok"
     assert mcpobs_telemetry.total(DURATION, {S.MCP_METHOD_NAME: "subscriptions/listen"}) == 0
     assert mcpobs_telemetry.total(REQUESTS, {S.MCP_METHOD_NAME: "subscriptions/listen", S.OUTCOME: "ok"}) == 1
+
+
+# -- requests a server sends its client ------------------------------------------------------
+
+
+async def test_a_servers_request_to_its_client_has_version_session_network_and_durations(mcpobs_telemetry):
+    from test_client_spans import slow_human, some_roots
+
+    with serve_http(create_server().streamable_http_app()) as base_url:
+        client = Client(
+            base_url + "/mcp", mode="legacy", elicitation_callback=slow_human, list_roots_callback=some_roots
+        )
+        async with client:
+            await client.call_tool("approve_refund", {"order_id": "O-1873"})
+    network = {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http"}
+    for method in ("elicitation/create", "roots/list"):
+        (asked,) = mcpobs_telemetry.spans_named(method, SpanKind.CLIENT)  # the server, asking
+        (answered,) = mcpobs_telemetry.spans_named(method, SpanKind.SERVER)  # the client, answering
+        for span in (asked, answered):
+            assert span.attributes[S.MCP_PROTOCOL_VERSION] == "2025-11-25"
+            assert {k: span.attributes[k] for k in network} == network
+        assert answered.attributes[S.MCP_SESSION_ID]  # the legacy HTTP session's, as the client learned it
+        labels = {S.MCP_METHOD_NAME: method, S.MCP_PROTOCOL_VERSION: "2025-11-25", **network}
+        assert mcpobs_telemetry.total(DURATION, labels) == 1  # the server sent it: its client duration
+        assert mcpobs_telemetry.total(S.SERVER_OPERATION_DURATION.name, labels) == 1  # the client answered it

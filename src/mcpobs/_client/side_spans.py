@@ -51,10 +51,15 @@ class _NotRecording:
 _NOT_RECORDING = _NotRecording()
 
 
+_ASKED_LABELS = (S.MCP_PROTOCOL_VERSION, S.NETWORK_TRANSPORT, S.NETWORK_PROTOCOL_NAME, S.NETWORK_PROTOCOL_VERSION)
+"""What a server's own request to its client shares with the request it is serving."""
+
+
 class SideSpans:
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
         self.labels = LabelSets(S.SERVER_REQUESTS, errors_only=True)
+        self.asked = LabelSets(S.CLIENT_REQUESTS, errors_only=False)
 
     def otel_span(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Replaces the SDK's `MCP send` span in `JSONRPCDispatcher.send_raw_request`."""
@@ -74,11 +79,15 @@ class SideSpans:
     def _outbound_span(self, kwargs: Any) -> Generator[Span, None, None]:
         span = None
         token = None
+        known = S.OTHER
+        labels: dict[str, Any] = {}
         with guarded("outbound request span"):
             attributes = kwargs.get("attributes") or {}
             method = attributes.get(S.MCP_METHOD_NAME)
             known = method if method in KNOWN_METHODS else S.OTHER
             attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known}
+            labels = _serving_labels(known)
+            attrs.update(labels)
             request_id = attributes.get(S.JSONRPC_REQUEST_ID)
             if request_id is not None:
                 attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
@@ -90,6 +99,7 @@ class SideSpans:
         if span is None:
             yield INVALID_SPAN
             return
+        start = time.perf_counter()
         cls = _outcome.OK
         failure: BaseException | None = None
         try:
@@ -103,6 +113,15 @@ class SideSpans:
             raise
         finally:
             _close(span, token, cls, failure)
+            if cls.outcome in S.LATENCY_OUTCOMES and cls.sample:
+                with guarded("outbound request duration"):  # the sender of a request records its duration
+                    version = bounded_version(labels.get(S.MCP_PROTOCOL_VERSION))
+                    duration_labels, _ = self.asked.with_outcome((known, version, None, None, None), cls)
+                    self.telemetry.client_duration.record(
+                        time.perf_counter() - start,
+                        {**duration_labels, **labels},
+                        context=trace.set_span_in_context(span),
+                    )
 
     async def dispatch_input_request(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.dispatch_input_request`: the client answering the server.
@@ -134,6 +153,8 @@ class SideSpans:
                 remembered = memory.remembered(instance)
                 key = (known, version, None, None, remembered.answering if remembered is not None else None)
                 attrs.update(self.labels.base(key))
+                if remembered is not None and remembered.session_id is not None:
+                    attrs[S.MCP_SESSION_ID] = remembered.session_id
             if known in self.telemetry.settings.excluded_methods:  # no span; the metric still counts it
                 span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
             else:
@@ -160,6 +181,21 @@ class SideSpans:
                 with guarded("input request duration"):
                     labels, _ = self.labels.with_outcome(key, cls)
                     self.telemetry.server_duration.record(time.perf_counter() - start, labels)
+
+
+def _serving_labels(method: str) -> dict[str, Any]:
+    """A server asking its client while serving a request: that request's version and network.
+
+    Read from the request's SERVER span (the middleware put its labels there when it opened);
+    empty for a request sent outside any served request (a raw dispatcher call).
+    """
+    from mcpobs._server import state as _state
+
+    serving = _state.current()
+    attributes = getattr(serving.span, "attributes", None) if serving is not None else None
+    if not attributes:
+        return {}
+    return {k: attributes[k] for k in _ASKED_LABELS if k in attributes}
 
 
 def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
