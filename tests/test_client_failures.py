@@ -383,3 +383,25 @@ async def test_a_servers_request_to_its_client_has_version_session_network_and_d
         labels = {S.MCP_METHOD_NAME: method, S.MCP_PROTOCOL_VERSION: "2025-11-25", **network}
         assert mcpobs_telemetry.total(DURATION, labels) == 1  # the server sent it: its client duration
         assert mcpobs_telemetry.total(S.SERVER_OPERATION_DURATION.name, labels) == 1  # the client answered it
+
+
+# -- the client's session line -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "via", "server"),
+    [("auto", "discover", "shop/1.0.0"), ("legacy", "initialize", "shop/1.0.0"), ("2026-07-28", "pinned", "?")],
+)
+async def test_each_client_session_logs_one_line_saying_what_it_connected_to(
+    mcpobs_telemetry, caplog, mode, via, server
+):
+    caplog.set_level("INFO", logger="mcpobs.session")
+    async with Client(create_server(), mode=mode):
+        pass
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("mcp client session")]
+    assert len(lines) == 1
+    (line,) = lines
+    assert f"server={server} " in line
+    assert f"via={via} " in line
+    assert "protocol=2026-07-28" in line or (mode == "legacy" and "protocol=2025-11-25" in line)
+    assert "capabilities=[" in line
