@@ -405,3 +405,14 @@ async def test_each_client_session_logs_one_line_saying_what_it_connected_to(
     assert f"via={via} " in line
     assert "protocol=2026-07-28" in line or (mode == "legacy" and "protocol=2025-11-25" in line)
     assert "capabilities=[" in line
+
+
+async def test_a_client_span_carries_the_fingerprints_of_the_tool_it_listed(mcpobs_telemetry):
+    async with Client(create_server()) as client:
+        await client.list_tools()
+        await client.call_tool("get_order_status", {"order_id": "O-1873"})
+    (sent,) = client_spans(mcpobs_telemetry, "tools/call get_order_status")
+    (served,) = mcpobs_telemetry.spans_named("tools/call get_order_status", SpanKind.SERVER)
+    for name in (S.TOOL_SCHEMA_FINGERPRINT, S.TOOL_CONTRACT_FINGERPRINT):
+        assert sent.attributes[name] == served.attributes[name]
+    assert served.attributes[S.TOOL_SCHEMA_STALE] is False  # only the server knows what it serves now

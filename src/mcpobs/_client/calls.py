@@ -78,7 +78,7 @@ class ClientCall:
         "description",
         "elapsed",
         "failure",
-        "fingerprint",
+        "fingerprints",
         "holder",
         "http_status",
         "labels_key",
@@ -110,8 +110,8 @@ class ClientCall:
         """True while `ClientSession.call_tool` holds the span and its `send_request` has not taken it."""
         self.holder: Holder | None = None
         """The operation or negotiation this call belongs to, if any."""
-        self.fingerprint: str | None = None
-        """The schema fingerprint of the tool as this session last listed it (tools/call only)."""
+        self.fingerprints: tuple[str, str] | None = None
+        """The (schema, contract) fingerprints of the tool as this session last listed it (tools/call only)."""
         self.http_status: int | None = None
         """The HTTP error status (>= 400) the request's POST got, over Streamable HTTP."""
         self.failure: BaseException | None = None
@@ -196,6 +196,8 @@ class ClientCall:
                 attrs[S.JSONRPC_REQUEST_ID] = self.recorder.telemetry.bound(self.request_id)
             if self.http_status is not None:
                 attrs[S.HTTP_RESPONSE_STATUS_CODE] = self.http_status
+            if self.fingerprints is not None:  # what this client holds; the server says whether it is stale
+                attrs[S.TOOL_SCHEMA_FINGERPRINT], attrs[S.TOOL_CONTRACT_FINGERPRINT] = self.fingerprints
             # A local failure's exception goes on the span; a server's message stays out.
             if self.failure is not None and cls.error_type == type(self.failure).__qualname__:
                 exc = self.failure

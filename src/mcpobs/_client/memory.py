@@ -4,8 +4,8 @@ One weak dictionary keyed by the session, so nothing outlives it. The connection
 labels (server.address/port, network.transport and protocol) are learned from `Client`, once,
 and shared by every request's span attributes and metric labels; over Streamable HTTP a legacy
 session's id is learned from the transport's responses (a span attribute, never a label).
-The listing keeps each tool as last listed and replaces it by its schema fingerprint the
-first time it is called (most listed tools are never called).
+The listing keeps each tool as last listed and replaces it by its schema and contract
+fingerprints the first time it is called (most listed tools are never called).
 """
 
 from __future__ import annotations
@@ -81,18 +81,19 @@ def remember_listing(session: Any, result: Any) -> None:
         listing[tool.name] = tool
 
 
-def fingerprint(memory: SessionMemory, name: object) -> str | None:
-    """The schema fingerprint of tool `name` as this session last listed it."""
+def fingerprints(memory: SessionMemory, name: object) -> tuple[str, str] | None:
+    """The (schema, contract) fingerprints of tool `name` as this session last listed it."""
     listing = memory.listing
     if not listing or not isinstance(name, str):
         return None
     held = listing.get(name)
-    if held is None or isinstance(held, str):
-        return held
-    from mcpobs._core.contract import schema_fingerprint
+    if held is None or isinstance(held, tuple):
+        return held  # type: ignore[return-value]
+    from mcpobs._core.contract import contract_fingerprint, schema_fingerprint
 
     wire = held.model_dump(by_alias=True, mode="json", exclude_none=True)
-    listing[name] = found = schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema"))
+    found = (schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema")), contract_fingerprint(wire))
+    listing[name] = found
     return found
 
 

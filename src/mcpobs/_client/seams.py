@@ -103,8 +103,8 @@ class ClientSeams:
         try:  # not `guarded`: this runs on every tool call, and a try costs nothing
             name = args[0] if args else kwargs.get("name")
             call = self.spans.open(instance, "tools/call", {"name": name}, None)
-            if call.fingerprint is not None:
-                kwargs = wire.with_fingerprint(kwargs, call.fingerprint)
+            if call.fingerprints is not None:
+                kwargs = wire.with_fingerprint(kwargs, call.fingerprints[0])
             settings = self.telemetry.settings
             if settings.capture_content and call.span.is_recording():
                 arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
