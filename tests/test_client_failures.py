@@ -395,7 +395,7 @@ async def test_a_servers_request_to_its_client_has_version_session_network_and_d
 async def test_each_client_session_logs_one_line_saying_what_it_connected_to(
     mcpobs_telemetry, caplog, mode, via, server
 ):
-    caplog.set_level("INFO", logger="mcpobs.session")
+    caplog.set_level("INFO", logger="mcpobs.session.client")
     async with Client(create_server(), mode=mode):
         pass
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("mcp client session")]

@@ -2,7 +2,7 @@
 
 Logged once, when `Client.__aenter__` returns (so also for a client that pins a 2026-07-28
 revision and sends no `server/discover`: its line says the server did not identify itself).
-`mcpobs.session` is the server's logger too; nothing goes to stdout.
+It logs on `mcpobs.session.client`, a child of the server's `mcpobs.session`: one setting shows both; nothing goes to stdout.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from mcpobs import semconv as S
 from mcpobs._client import memory
 from mcpobs._core.names import bounded_version
 
-session_logger = logging.getLogger("mcpobs.session")
+session_logger = logging.getLogger("mcpobs.session.client")
 
 
 def describe(client: Any) -> str | None:
