@@ -204,8 +204,76 @@ def uninstall(app: Any) -> None:
         app.user_middleware = [m for m in app.user_middleware if m.cls is not TransportBoundary]
 
 
+# -- stream transports (stdio) ------------------------------------------------------------------
+#
+# Over stdio no HTTP boundary sees a request the SDK refuses before the middleware: the
+# 2026-07-28 envelope and version checks (`classify_inbound_request` in the serving loop), or
+# a line that is not JSON-RPC (the transport hands the dispatcher an exception, which it
+# drops). The same refusals over HTTP are spans at the transport boundary; here they are too.
+
+
+def _refused_on_stream(method: object, meta: Any, code: int | None) -> None:
+    telemetry = _active
+    if telemetry is None:
+        return
+    from mcpobs._server import state as _state
+
+    known = method if method in SPEC_METHODS else S.OTHER
+    boundary = Boundary.VERSION if code == S.UNSUPPORTED_PROTOCOL_VERSION else Boundary.TRANSPORT
+    labels: dict[str, Any] = {
+        S.MCP_METHOD_NAME: known,
+        S.OUTCOME: Outcome.CLIENT_ERROR.value,
+        S.FAILURE_BOUNDARY: boundary.value,
+    }
+    version = meta.get(_PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    attrs: dict[str, Any] = {**labels, S.MCP_PROTOCOL_VERSION: bounded_version(version)}
+    network = _state.transport()
+    if network is not None:
+        attrs.update(network.labels)
+    if code is not None:
+        attrs[S.RPC_RESPONSE_STATUS_CODE] = str(code)
+    if known not in telemetry.settings.excluded_methods:
+        parent = _propagation.extract(meta) if isinstance(meta, dict) else None
+        telemetry.tracer.start_span(str(known), context=parent, kind=SpanKind.SERVER, attributes=attrs).end()
+    telemetry.server_requests.add(1, labels)
+
+
+_PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+
+def _classify_inbound(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """Wraps the serving loop's `classify_inbound_request`: a refused request is recorded."""
+    route = wrapped(*args, **kwargs)
+    if getattr(route, "code", None) is not None and _active is not None:
+        with guarded("stream refusal"):
+            body = args[0] if args else kwargs.get("body") or {}
+            params = body.get("params")
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            _refused_on_stream(body.get("method"), meta, route.code)
+    return route
+
+
+async def _not_jsonrpc(exc: Exception) -> None:
+    """The stdio dispatcher's observer for a line that is not JSON-RPC (nothing answers it)."""
+    with guarded("stream refusal"):
+        _refused_on_stream(None, None, None)
+
+
+def _dispatcher_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
+    wrapped(*args, **kwargs)
+    with guarded("stream refusal observer"):
+        from mcpobs._core.labels import PIPE
+        from mcpobs._server import state as _state
+
+        if _active is not None and instance.on_stream_exception is None and _state.transport() is PIPE:
+            instance.on_stream_exception = _not_jsonrpc
+
+
 def patches() -> list[Patch]:
-    """An app built before `instrument()` has no boundary: say so once, at its first request."""
+    """An app built before `instrument()` has no boundary: say so once, at its first request.
+
+    And over stdio, the requests the serving loop refuses before the middleware (see above).
+    """
 
     def unwatched(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         # Runs in the request's own context: the boundary, when it wraps this app, set the exchange.
@@ -214,7 +282,11 @@ def patches() -> list[Patch]:
                 _say_unwatched(args[0] if args else kwargs.get("scope"))
         return wrapped(*args, **kwargs)
 
-    return [Patch("mcp.server.streamable_http_manager", "StreamableHTTPASGIApp.__call__", unwatched)]
+    return [
+        Patch("mcp.server.streamable_http_manager", "StreamableHTTPASGIApp.__call__", unwatched),
+        Patch("mcp.server.runner", "classify_inbound_request", _classify_inbound),
+        Patch("mcp.shared.jsonrpc_dispatcher", "JSONRPCDispatcher.__init__", _dispatcher_init),
+    ]
 
 
 _said_unwatched = False
