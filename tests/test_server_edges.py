@@ -92,3 +92,25 @@ def test_a_request_refused_before_any_session_adds_no_session_duration(mcpobs_te
         time.sleep(0.3)
     assert mcpobs_telemetry.total(S.SERVER_SESSION_DURATION.name) == 0
     assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {S.OUTCOME: "client_error"}) == 1  # still counted
+
+
+@pytest.mark.anyio
+async def test_an_mcp_error_a_tool_raises_stopped_in_the_handler(mcpobs_telemetry):
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+    from mcp.shared.exceptions import MCPError
+    from opentelemetry.trace import SpanKind
+
+    server = MCPServer("strict")
+
+    @server.tool()
+    def strict() -> str:
+        raise MCPError(code=-32600, message="this tool refuses that request")
+
+    async with Client(server, mode="legacy") as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("strict", {})
+    (span,) = mcpobs_telemetry.spans_named("tools/call strict", SpanKind.SERVER)
+    assert span.attributes[S.OUTCOME] == "client_error"
+    assert span.attributes[S.FAILURE_BOUNDARY] == "handler"  # not `transport`: no transport refused it
+    assert span.attributes[S.RPC_RESPONSE_STATUS_CODE] == "-32600"

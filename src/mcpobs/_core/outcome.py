@@ -140,7 +140,11 @@ def is_cancellation(exc: BaseException) -> bool:
 
 
 def from_exception(
-    exc: BaseException, method: str, initialized: bool, mistake: Classification | None = None
+    exc: BaseException,
+    method: str,
+    initialized: bool,
+    mistake: Classification | None = None,
+    in_handler: bool = False,
 ) -> Classification:
     """A request whose handler chain raised.
 
@@ -154,7 +158,10 @@ def from_exception(
     if isinstance(exc, MCPError):
         code = exc.error.code
         if code in CALLER_MISTAKES:
-            return Classification(Outcome.CLIENT_ERROR, _caller_mistake(code, method, initialized), None, code)
+            # `in_handler`: the handler itself raised it (the tool hook saw it): it stopped there,
+            # whatever the code would say of a refusal by the SDK before any handler.
+            boundary = Boundary.HANDLER if in_handler else _caller_mistake(code, method, initialized)
+            return Classification(Outcome.CLIENT_ERROR, boundary, None, code)
         return Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, code_label(code), code)
     if isinstance(exc, ValidationError):  # malformed params, answered with -32602
         return Classification(Outcome.CLIENT_ERROR, Boundary.ARGUMENTS, None, -32602)

@@ -219,7 +219,10 @@ class ServerMiddleware:
                 if self._response_hook is not None and call.span.is_recording():
                     _hooks.run("server_response_hook", self._response_hook, call.span, result)
             else:
-                cls = _outcome.from_exception(exc, call.method, _initialized(ctx), self._mistake(call, ctx.params))
+                in_handler = exc is call.state.exception  # the tool hook saw the handler raise it
+                cls = _outcome.from_exception(
+                    exc, call.method, _initialized(ctx), self._mistake(call, ctx.params), in_handler
+                )
                 if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
                     attrs = {S.CANCEL_REASON: reason}
             if ctx.request_id is None and self.names.is_request(ctx.method):
@@ -404,7 +407,11 @@ def _classify_tool_exception(
         if isinstance(exc.__cause__, ValidationError):
             return _outcome.BAD_ARGUMENTS, None
         return _outcome.TOOL_ERROR, None
-    return None, None  # MCPError and cancellation: the middleware sees them raised
+    from mcp.shared.exceptions import MCPError
+
+    if isinstance(exc, MCPError):  # the middleware classifies it when raised; note that the handler did
+        return None, exc
+    return None, None  # cancellation: the middleware sees it raised
 
 
 # -- the patches -----------------------------------------------------------------------------
