@@ -3,7 +3,7 @@
 The span status, `error.type`, the metrics and the failure boundary are all written from
 the one `Classification` this module returns. The SDK turns unknown tools, bad arguments,
 deliberate tool errors and crashes alike into `isError` results; the tool hook
-(`_server.middleware.tool_call_hook`) records which it was before the SDK flattens it.
+(`_hosts.mcpserver.tool_call_hook`) records which it was before the SDK flattens it.
 """
 
 from __future__ import annotations

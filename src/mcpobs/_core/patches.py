@@ -5,13 +5,13 @@ live object: a server's middleware chain, its state codec, an app's ASGI middlew
 of those records its undo step here as it is made. The instrumentor owns one `Changes` per
 `instrument()`, and `uninstrument()` undoes it all, last change first.
 
-A seam that is missing (a private name the SDK renamed) is a logged warning and the rest
+Every wrapped seam is a row of the inventory (`_core/inventory.py`), resolved through it. A
+seam that is missing (a private name the SDK renamed) is a logged warning, once, and the rest
 of the instrumentation still works.
 """
 
 from __future__ import annotations
 
-import importlib
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +20,7 @@ from typing import Any
 import wrapt
 from opentelemetry.instrumentation.utils import unwrap
 
+from mcpobs._core import inventory
 from mcpobs._core.guard import guarded, logger
 
 Wrapper = Callable[[Any, Any, Any, Any], Any]
@@ -40,22 +41,12 @@ class Applied:
 
 
 def _resolve(patch: Patch) -> tuple[Any, str] | None:
-    try:
-        owner: Any = importlib.import_module(patch.module)
-        *path, attribute = patch.name.split(".")
-        for part in path:
-            owner = getattr(owner, part)
-        getattr(owner, attribute)
-    except (ImportError, AttributeError) as exc:
-        logger.warning(
-            "mcpobs: cannot instrument %s.%s (%s); this mcp version may have moved it. "
-            "The rest of the instrumentation still works.",
-            patch.module,
-            patch.name,
-            exc,
-        )
+    """Through the patch's inventory row (its alternates too); a patch without a row is a bug of ours."""
+    seam = inventory.row(patch.module, patch.name)
+    if seam is None:
+        logger.warning("mcpobs: %s.%s is not in mcpobs's seam inventory; not wrapped.", patch.module, patch.name)
         return None
-    return owner, attribute
+    return inventory.resolve(seam)
 
 
 class Changes:

@@ -22,11 +22,10 @@ from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
 from mcpobs._core.guard import guarded, report
-from mcpobs._core.labels import PIPE, LabelSets, Network, http_network
+from mcpobs._core.labels import LabelSets, Network, http_network
 from mcpobs._core.methods import ROUND_METHODS, TARGETED, URI_METHODS
 from mcpobs._core.names import LISTINGS, ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
-from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
 from mcpobs._server import identity as _identity
@@ -364,62 +363,3 @@ def _http_parent(request: Any) -> Any:
 def _initialized(ctx: Any) -> bool:
     connection = getattr(ctx.session, "_connection", None)
     return bool(getattr(connection, "initialize_accepted", True))
-
-
-# -- the tool seam ---------------------------------------------------------------------------
-
-
-async def tool_call_hook(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """Wraps `ToolManager.call_tool`: records why a call failed before the SDK flattens it.
-
-    Only the outermost call of a request is classified; a tool that calls another tool and
-    handles its failure is not a failure.
-    """
-    state = _state.current()
-    if state is None or state.tool_depth:
-        return await wrapped(*args, **kwargs)
-    state.tool_depth += 1
-    try:
-        return await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        with guarded("tool classification"):
-            state.tool_failure, state.exception = _classify_tool_exception(exc, instance, args, kwargs)
-        raise
-    finally:
-        state.tool_depth -= 1
-
-
-def _classify_tool_exception(
-    exc: BaseException, manager: Any, args: Any, kwargs: Any
-) -> tuple[Classification | None, BaseException | None]:
-    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-    from pydantic import ValidationError
-
-    if isinstance(exc, UnexpectedToolError):
-        cause = exc.__cause__ or exc
-        if _outcome.refuses_caller(cause):
-            return _outcome.ACCESS_REFUSED, None
-        return _outcome.TOOL_CRASH, cause
-    if isinstance(exc, ToolError):
-        name = args[0] if args else kwargs.get("name")
-        if exc.__cause__ is None and manager.get_tool(name) is None:
-            return _outcome.UNKNOWN_TOOL, None
-        if isinstance(exc.__cause__, ValidationError):
-            return _outcome.BAD_ARGUMENTS, None
-        return _outcome.TOOL_ERROR, None
-    from mcp.shared.exceptions import MCPError
-
-    if isinstance(exc, MCPError):  # the middleware classifies it when raised; note that the handler did
-        return None, exc
-    return None, None  # cancellation: the middleware sees it raised
-
-
-# -- the patches -----------------------------------------------------------------------------
-
-
-def patches() -> list[Patch]:
-    """The seams inside a request: the tool hook, and the stdio transport's labels."""
-    return [
-        Patch("mcp.server.mcpserver.server", "MCPServer.run_stdio_async", _state.on_transport(PIPE)),
-        Patch("mcp.server.mcpserver.tools.tool_manager", "ToolManager.call_tool", tool_call_hook),
-    ]

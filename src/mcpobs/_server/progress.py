@@ -17,19 +17,19 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from mcpobs import semconv as S
+from mcpobs._core import inventory as I
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import state as _state
 
+_ASKED = tuple(seam.attribute for seam in (I.JSONRPC_PROGRESS_TOKEN, I.MODERN_PROGRESS_TOKEN, I.DIRECT_ON_PROGRESS))
+
 
 def _requested(session: Any) -> bool:
     """Whether the caller asked for progress: a token on the wire, or a callback in memory."""
     outbound = _state.dispatch_context(session)
-    for name in ("_progress_token", "progress_token", "_on_progress"):
-        if getattr(outbound, name, None) is not None:
-            return True
-    return False
+    return any(getattr(outbound, name, None) is not None for name in _ASKED)
 
 
 def _report(telemetry: Telemetry, session: Any, progress: Any, total: Any, message: Any) -> None:
@@ -67,7 +67,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
             _report(telemetry, instance, *_arguments(*args, **kwargs))
         return await wrapped(*args, **kwargs)
 
-    return [Patch("mcp.server.session", "ServerSession.report_progress", report_progress)]
+    return [Patch(I.REPORT_PROGRESS.module, I.REPORT_PROGRESS.name, report_progress)]
 
 
 def _arguments(progress: Any, total: Any = None, message: Any = None) -> tuple[Any, Any, Any]:

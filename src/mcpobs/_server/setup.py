@@ -1,12 +1,14 @@
 """How mcpobs sets up a server, in one stated order, and how `uninstrument()` takes it back.
 
-For an `MCPServer`, one hook on `MCPServer.__init__`:
+Each server framework is a host (`_hosts/`): it says which framework object built a lowlevel
+`Server`, where the names are, and adds its own seams. For an `MCPServer`, one hook on
+`MCPServer.__init__` (`_hosts/mcpserver.py`):
 
 1. its subscription bus is wrapped in `ObservedSubscriptionBus` (before `__init__`: the
    listen handler takes the bus there);
 2. `__init__` runs and builds the lowlevel `Server`, whose own hook puts `ServerMiddleware`
    outermost in the chain, where the SDK's `OpenTelemetryMiddleware` was;
-3. the middleware is pointed at the server's live tool and prompt registries;
+3. the middleware is pointed at the server's live tool and prompt registries (the host's);
 4. the state codec of its `RequestStateBoundary` is wrapped (`RoundCodec`: multi-round-trip
    rounds).
 
@@ -27,12 +29,14 @@ import weakref
 from functools import partial
 from typing import Any
 
+from mcpobs import _hosts
+from mcpobs._core import inventory as I
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.patches import Changes, Patch
 from mcpobs._core.telemetry import Telemetry
+from mcpobs._hosts import Host
 from mcpobs._server import rounds as _rounds
 from mcpobs._server import sessions as _sessions
-from mcpobs._server import subscriptions as _subscriptions
 from mcpobs._server import transport as _transport
 from mcpobs._server.middleware import ServerMiddleware
 
@@ -63,13 +67,11 @@ class ServerSetup:
         self.changes.on_undo("server middleware restore", partial(_remove_middleware, telemetry=self.telemetry), server)
         return ours
 
-    def know_tools(self, server: Any) -> None:
-        """Step 3: point an `MCPServer`'s mcpobs middleware at its live tool and prompt registries."""
-        for middleware in server._lowlevel_server.middleware:
+    def know_names(self, owner: Any, host: Host) -> None:
+        """Step 3: point the framework's server's mcpobs middleware at its live registries."""
+        for middleware in host.lowlevel_of(owner).middleware:
             if isinstance(middleware, ServerMiddleware) and middleware.telemetry is self.telemetry:
-                middleware.names.tool_lookup = server._tool_manager.get_tool
-                middleware.names.prompt_lookup = server._prompt_manager.get_prompt
-                middleware.names.offered = _offered_by(server)
+                host.know_names(middleware.names, owner)
 
     def count_rounds(self, server: Any) -> None:
         """Step 4: label multi-round-trip rounds (see `rounds`)."""
@@ -77,28 +79,18 @@ class ServerSetup:
         if boundary is not None:
             self.changes.on_undo("round codec restore", _rounds.uninstall, boundary)
 
-    def set_up(self, mcpserver: Any) -> None:
-        """Steps 3 and 4 for an `MCPServer` whose lowlevel server has step 2."""
-        self.know_tools(mcpserver)
-        self.count_rounds(mcpserver)
+    def set_up(self, owner: Any, host: Host) -> None:
+        """Steps 3 and 4 for a framework's server whose lowlevel server has step 2."""
+        self.know_names(owner, host)
+        self.count_rounds(owner)
 
     # -- the seams ------------------------------------------------------------------------------
 
     def server_init(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
-        """Wraps the lowlevel `Server.__init__` (also run inside `MCPServer.__init__`)."""
+        """Wraps the lowlevel `Server.__init__` (also run inside a framework's own `__init__`)."""
         wrapped(*args, **kwargs)
         with guarded("server setup"):
             self.add_middleware(instance)
-
-    def mcpserver_init(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
-        """Wraps `MCPServer.__init__`: the four steps, in order."""
-        try:
-            kwargs = _subscriptions.observe_bus(kwargs)
-        except Exception as exc:
-            report("subscription bus setup", exc)
-        wrapped(*args, **kwargs)
-        with guarded("MCPServer setup"):
-            self.set_up(instance)
 
     def runner_init(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
         """Wraps `ServerRunner.__init__`: a server built before `instrument()` is adopted here,
@@ -123,11 +115,11 @@ class ServerSetup:
             self.adopt(server)
 
     def adopt(self, server: Any) -> None:
-        """Steps 2 to 4 for a lowlevel `Server` built without them (and its `MCPServer`, if any)."""
+        """Steps 2 to 4 for a lowlevel `Server` built without them (and its framework's server, if any)."""
         self.add_middleware(server)
-        owner = _mcpserver_of(server)
+        host, owner = _hosts.owning(server)
         if owner is not None:
-            self.set_up(owner)
+            self.set_up(owner, host)
 
     def app_factory(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `Server.streamable_http_app` (`MCPServer`'s delegates to it): the transport boundary."""
@@ -138,12 +130,15 @@ class ServerSetup:
         return app
 
     def patches(self) -> list[Patch]:
-        return [
-            Patch("mcp.server.lowlevel.server", "Server.__init__", self.server_init),
-            Patch("mcp.server.mcpserver.server", "MCPServer.__init__", self.mcpserver_init),
-            Patch("mcp.server.runner", "ServerRunner.__init__", self.runner_init),
-            Patch("mcp.server.lowlevel.server", "Server.streamable_http_app", self.app_factory),
+        """The SDK's setup seams, then each host's own."""
+        found = [
+            Patch(I.SERVER_INIT.module, I.SERVER_INIT.name, self.server_init),
+            Patch(I.RUNNER_INIT.module, I.RUNNER_INIT.name, self.runner_init),
+            Patch(I.SERVER_HTTP_APP.module, I.SERVER_HTTP_APP.name, self.app_factory),
         ]
+        for host in _hosts.HOSTS:
+            found += host.patches(self)
+        return found
 
 
 _by_hand: weakref.WeakKeyDictionary[Any, Changes] = weakref.WeakKeyDictionary()
@@ -152,14 +147,13 @@ _by_hand: weakref.WeakKeyDictionary[Any, Changes] = weakref.WeakKeyDictionary()
 
 def instrument_server(server: Any, telemetry: Telemetry) -> None:
     """Steps 2 to 4 for one server, by hand; `uninstrument_server` undoes them."""
-    from mcp.server.mcpserver import MCPServer
-
     uninstrument_server(server)
     changes = Changes()
     setup = ServerSetup(telemetry, changes)
-    if isinstance(server, MCPServer):
-        setup.add_middleware(server._lowlevel_server)  # pyright: ignore[reportPrivateUsage]  # no public accessor
-        setup.set_up(server)
+    host = _hosts.framework_of(server)
+    if host is not None:
+        setup.add_middleware(host.lowlevel_of(server))
+        setup.set_up(server, host)
     else:
         setup.adopt(server)
     _by_hand[server] = changes
@@ -180,23 +174,3 @@ def _remove_middleware(server: Any, telemetry: Telemetry) -> None:
             else:
                 del chain[i]
             return
-
-
-def _mcpserver_of(server: Any) -> Any:
-    """The `MCPServer` a lowlevel `Server` belongs to: its tools/call handler is bound to it."""
-    from mcp.server.mcpserver import MCPServer
-
-    entry = server.get_request_handler("tools/call")
-    owner = getattr(getattr(entry, "handler", None), "__self__", None)
-    return owner if isinstance(owner, MCPServer) else None
-
-
-def _offered_by(server: Any) -> Any:
-    def offered() -> dict[str, int]:
-        return {
-            "tools": len(server._tool_manager.list_tools()),
-            "prompts": len(server._prompt_manager.list_prompts()),
-            "resources": len(server._resource_manager.list_resources()),
-        }
-
-    return offered

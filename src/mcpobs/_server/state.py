@@ -11,6 +11,8 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from mcpobs._core import inventory as I
+
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
@@ -69,8 +71,8 @@ def dispatch_context(session: Any) -> Any:
     One place reads it: the progress hook (did the caller ask for progress?) and the
     cancellation table (keyed by it) both come through here.
     """
-    outbound = getattr(session, "_request_outbound", None)
-    return getattr(outbound, "_inner", outbound)  # the runner's no-back-channel wrapper
+    outbound = getattr(session, I.SESSION_OUTBOUND.attribute, None)
+    return getattr(outbound, I.RUNNER_OUTBOUND_INNER.attribute, outbound)  # the runner's no-back-channel wrapper
 
 
 _transport: ContextVar[Network | None] = ContextVar("mcpobs_transport", default=None)

@@ -1,0 +1,273 @@
+"""The inventory: every SDK or framework function mcpobs wraps, and every private attribute it reads.
+
+One row per seam, in one place, each with the releases it is known on and, where a release
+moved it, its alternates. A wrapper (`patches.Patch`) is resolved through its row; a
+private read names its row's `attribute`. `tests/test_inventory.py` resolves every row on
+the installed versions and names the row that moved. A row that does not resolve is
+warned about once; the rest of the instrumentation still works.
+
+A row of an optional framework (`package="fastmcp"`) is silent when that framework is not
+installed: nothing of it can be in use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mcpobs._core.guard import logger
+
+MCP_TESTED = ("2.3.0",)
+"""The `mcp` releases every row below is resolved on (the dev pin; `tests/test_inventory.py`)."""
+
+FASTMCP_TESTED = ("4.2.3", "4.1.7")
+"""The `fastmcp` releases the FastMCP rows are resolved on (4.1.x in a separate venv, see docs/fastmcp.md)."""
+
+SUPPORTED = {"mcp": ">= 2.3.0, < 3", "fastmcp": ">= 4.1, < 5"}
+"""The ranges mcpobs declares: `mcp` is required (`MCPInstrumentor.instrumentation_dependencies`);
+`fastmcp` is adapted to when installed."""
+
+Kind = Literal["wrap", "read"]
+
+
+@dataclass(frozen=True)
+class Seam:
+    """One thing mcpobs touches in someone else's code."""
+
+    where: str
+    """`module:Qualified.name`: the function wrapped, or the class and the attribute read."""
+    kind: Kind
+    job: str
+    """Why mcpobs touches it (and which mcpobs module does)."""
+    known_on: tuple[str, ...]
+    alternates: tuple[str, ...] = ()
+    """Other `module:Qualified.name` places a release keeps it, tried in order."""
+    package: str = "mcp"
+
+    @property
+    def module(self) -> str:
+        return self.where.split(":", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.where.split(":", 1)[1]
+
+    @property
+    def attribute(self) -> str:
+        """The last name of the row (the private attribute a read row names)."""
+        return self.where.rsplit(".", 1)[-1] if "." in self.name else self.name
+
+
+INVENTORY: list[Seam] = []
+"""Every row, in the order below."""
+
+_by_place: dict[str, Seam] = {}
+
+_MCP = tuple(f"mcp {v}" for v in MCP_TESTED)
+_FASTMCP = tuple(f"fastmcp {v}" for v in FASTMCP_TESTED)
+
+
+def _row(where: str, kind: Kind, job: str, *, package: str = "mcp", alternates: tuple[str, ...] = ()) -> Seam:
+    seam = Seam(where, kind, job, _FASTMCP if package == "fastmcp" else _MCP, alternates, package)
+    INVENTORY.append(seam)
+    for place in (where, *alternates):
+        _by_place[place] = seam
+    return seam
+
+
+def wrap(where: str, job: str, **kw: Any) -> Seam:
+    return _row(where, "wrap", job, **kw)
+
+
+def read(where: str, job: str, **kw: Any) -> Seam:
+    return _row(where, "read", job, **kw)
+
+
+# -- server setup (_server/setup.py) --------------------------------------------------------------
+
+SERVER_INIT = wrap("mcp.server.lowlevel.server:Server.__init__", "every lowlevel Server gets ServerMiddleware")
+RUNNER_INIT = wrap(
+    "mcp.server.runner:ServerRunner.__init__", "adopt a server built before instrument(); a session starts"
+)
+SERVER_HTTP_APP = wrap("mcp.server.lowlevel.server:Server.streamable_http_app", "the HTTP transport boundary")
+OTEL_MIDDLEWARE = read(
+    "mcp.server._otel:OpenTelemetryMiddleware", "the SDK's own span middleware, replaced by ServerMiddleware"
+)
+HANDLER_OWNER = read(
+    "mcp.server.lowlevel.server:Server.get_request_handler",
+    "the tools/call handler's bound `__self__` says which framework object owns a lowlevel Server",
+)
+BOUNDARY_SECURITY = read(
+    "mcp.server.request_state:RequestStateBoundary._security", "the round codec (_server/rounds.py); no setter"
+)
+
+# -- MCPServer (_hosts/mcpserver.py) ---------------------------------------------------------------
+
+MCPSERVER_INIT = wrap("mcp.server.mcpserver.server:MCPServer.__init__", "observed bus; names; round codec")
+MCPSERVER_STDIO = wrap("mcp.server.mcpserver.server:MCPServer.run_stdio_async", "stdio: the transport labels (pipe)")
+TOOL_MANAGER_CALL = wrap(
+    "mcp.server.mcpserver.tools.tool_manager:ToolManager.call_tool", "why a tool failed, before it is flattened"
+)
+MCPSERVER_LOWLEVEL = read("mcp.server.mcpserver.server:MCPServer._lowlevel_server", "no public accessor")
+MCPSERVER_TOOLS = read("mcp.server.mcpserver.server:MCPServer._tool_manager", "registered tool names")
+MCPSERVER_PROMPTS = read("mcp.server.mcpserver.server:MCPServer._prompt_manager", "registered prompt names")
+MCPSERVER_RESOURCES = read("mcp.server.mcpserver.server:MCPServer._resource_manager", "resource count")
+
+# -- inside a request (_server/) -------------------------------------------------------------------
+
+REPORT_PROGRESS = wrap("mcp.server.session:ServerSession.report_progress", "progress spans (_server/progress.py)")
+SESSION_NOTIFY = wrap("mcp.server.session:ServerSession.send_notification", "delivery spans (_server/subscriptions.py)")
+LISTEN_HANDLER = wrap("mcp.server.subscriptions:ListenHandler.__call__", "listen streams (_server/subscriptions.py)")
+DISPATCH_NOTIFICATION = wrap(
+    "mcp.shared.jsonrpc_dispatcher:JSONRPCDispatcher._dispatch_notification", "cancel reasons (_server/cancellation)"
+)
+SERVE_LOOP = wrap("mcp.server.streamable_http_manager:serve_loop", "a legacy HTTP session's labels")
+STREAM_CLASSIFY = wrap(
+    "mcp.server.runner:classify_inbound_request", "stdio: envelope and version refusals (_server/transport.py)"
+)
+DISPATCHER_INIT = wrap(
+    "mcp.shared.jsonrpc_dispatcher:JSONRPCDispatcher.__init__",
+    "stdio: a line that is not JSON-RPC (_server/transport.py)",
+)
+HTTP_ASGI_APP = wrap(
+    "mcp.server.streamable_http_manager:StreamableHTTPASGIApp.__call__", "warn of an app built before instrument()"
+)
+SESSION_CONNECTION = read(
+    "mcp.server.session:ServerSession._connection", "session id, initialized (_server/sessions.py, middleware.py)"
+)
+SESSION_OUTBOUND = read("mcp.server.session:ServerSession._request_outbound", "the dispatch context (_server/state.py)")
+RUNNER_OUTBOUND_INNER = read(
+    "mcp.server.runner:_NoServerRequestsDispatchContext._inner", "the dispatch context behind the runner's wrapper"
+)
+JSONRPC_PROGRESS_TOKEN = read(
+    "mcp.shared.jsonrpc_dispatcher:_JSONRPCDispatchContext._progress_token", "did the caller ask for progress"
+)
+MODERN_PROGRESS_TOKEN = read(
+    "mcp.server._streamable_http_modern:_SingleExchangeDispatchContext.progress_token",
+    "did the caller ask for progress (2026-07-28 HTTP)",
+)
+DIRECT_ON_PROGRESS = read(
+    "mcp.shared.direct_dispatcher:_DirectDispatchContext._on_progress", "did the caller ask for progress (memory)"
+)
+DISPATCHER_IN_FLIGHT = read(
+    "mcp.shared.jsonrpc_dispatcher:JSONRPCDispatcher._in_flight", "the request a cancel names (_server/cancellation)"
+)
+
+# -- client (_client/) -----------------------------------------------------------------------------
+
+_SESSION = "mcp.client.session:ClientSession"
+_CLIENT = "mcp.client.client:Client"
+_JSONRPC = "mcp.shared.jsonrpc_dispatcher"
+
+for _name in (
+    "send_request",
+    "send_discover",
+    "send_notification",
+    "call_tool",
+    "initialize",
+    "dispatch_input_request",
+):
+    wrap(f"{_SESSION}.{_name}", "client spans (_client/seams.py)")
+for _name in ("_build_session", "listen", "call_tool", "get_prompt", "read_resource", "__aenter__", "__aexit__"):
+    wrap(f"{_CLIENT}.{_name}", "client operations, connection and session duration (_client/)")
+wrap("mcp.client.client:negotiate_auto", "the server/discover probe (_client/negotiation.py)")
+wrap(f"{_JSONRPC}:otel_span", "the SDK's own send span, made a pass-through (_client/side_spans.py)")
+wrap(f"{_JSONRPC}:JSONRPCDispatcher.send_raw_request", "traceparent header (_client/seams.py)")
+wrap(f"{_JSONRPC}:JSONRPCDispatcher.notify", "notifications/cancelled carries the trace")
+wrap("mcp.client.streamable_http:StreamableHTTPTransport.__init__", "the transports a Client builds")
+wrap(
+    "mcp.client.streamable_http:StreamableHTTPTransport._maybe_extract_session_id_from_response",
+    "a legacy session's id (_client/http.py)",
+)
+wrap(
+    "mcp.client.streamable_http:StreamableHTTPTransport._handle_post_request",
+    "what a request's POST raised: an outage, not a cancellation (_client/http.py)",
+)
+wrap("mcp.client.streamable_http:stream_within_origin", "a request's HTTP error status (_client/http.py)")
+CLIENT_SESSION = read(f"{_CLIENT}._session", "session duration (_client/lifetime.py)")
+CLIENT_OUTPUT_SCHEMAS = read(f"{_SESSION}._tool_output_schemas", "the tool's listed schema (_client/spans.py)")
+
+
+# -- resolving -------------------------------------------------------------------------------------
+
+_warned: set[str] = set()
+
+
+def row(module: str, name: str) -> Seam | None:
+    """The row of `module:name`, if the inventory has one."""
+    return _by_place.get(f"{module}:{name}")
+
+
+def _locate(place: str) -> tuple[Any, str]:
+    module, _, name = place.partition(":")
+    owner: Any = importlib.import_module(module)
+    *path, attribute = name.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    return owner, attribute
+
+
+def resolve(seam: Seam) -> tuple[Any, str] | None:
+    """Where a wrap row's function is now (`owner`, `attribute`), trying its alternates; None if moved.
+
+    A row of a framework that is not installed resolves to None without a warning.
+    """
+    if seam.package != "mcp" and importlib.util.find_spec(seam.package) is None:
+        return None
+    failure: Exception | None = None
+    for place in (seam.where, *seam.alternates):
+        try:
+            owner, attribute = _locate(place)
+            getattr(owner, attribute)
+        except (ImportError, AttributeError) as exc:
+            failure = failure or exc
+            continue
+        return owner, attribute
+    if seam.where not in _warned:
+        _warned.add(seam.where)
+        logger.warning(
+            "mcpobs: cannot instrument %s (%s); this %s version may have moved it. "
+            "The rest of the instrumentation still works.",
+            seam.where,
+            failure,
+            seam.package,
+        )
+    return None
+
+
+def defined(seam: Seam) -> bool:
+    """Whether the installed release still has what the row names (used by the inventory test).
+
+    An instance attribute is found on the class (a slot, a class attribute, a dataclass field)
+    or as an assignment `self.<attribute> =` in the source of the class or one of its bases.
+    """
+    if seam.kind == "wrap" or "." not in seam.name:
+        return resolve(seam) is not None
+    for place in (seam.where, *seam.alternates):
+        try:
+            owner, attribute = _locate(place)
+        except (ImportError, AttributeError):
+            continue
+        if _has(owner, attribute):
+            return True
+    return False
+
+
+def _has(cls: Any, attribute: str) -> bool:
+    if hasattr(cls, attribute):
+        return True
+    assigned = re.compile(rf"self\.{re.escape(attribute)}\s*(:[^=\n]+)?=")
+    for klass in getattr(cls, "__mro__", ()):
+        if attribute in getattr(klass, "__annotations__", {}):
+            return True
+        try:
+            source = inspect.getsource(klass)
+        except (OSError, TypeError):
+            continue
+        if assigned.search(source):
+            return True
+    return False

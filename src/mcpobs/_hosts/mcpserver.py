@@ -1,0 +1,124 @@
+"""The SDK's `MCPServer`: registries in its managers, tool failures at its `ToolManager`.
+
+- Names: the live tool and prompt managers (a tool added later counts at once).
+- A tool's failure: `ToolManager.call_tool` raises the SDK's `ToolError` (unknown tool, bad
+  arguments, a deliberate error) or `UnexpectedToolError` (a bug, with its cause) before
+  `MCPServer` flattens it into an `isError` result; the hook records which, on `RequestState`.
+- Progress: through `ServerSession.report_progress` (`_server/progress.py`, every host's).
+- Transports: `run_stdio_async` labels stdio; its app is the lowlevel `Server.streamable_http_app`.
+- The session line: the managers' counts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcpobs._core import inventory as I
+from mcpobs._core import outcome as _outcome
+from mcpobs._core.guard import guarded, report
+from mcpobs._core.labels import PIPE
+from mcpobs._core.names import ServerNames
+from mcpobs._core.outcome import Classification
+from mcpobs._core.patches import Patch
+from mcpobs._hosts.host import Host
+from mcpobs._server import state as _state
+from mcpobs._server import subscriptions as _subscriptions
+
+if TYPE_CHECKING:
+    from mcpobs._server.setup import ServerSetup
+
+
+class MCPServerHost(Host):
+    name = "MCPServer"
+
+    def is_owner(self, obj: object) -> bool:
+        from mcp.server.mcpserver import MCPServer
+
+        return isinstance(obj, MCPServer)
+
+    def owner_of(self, server: Any) -> Any | None:
+        """The `MCPServer` a lowlevel `Server` belongs to: its tools/call handler is bound to it."""
+        entry = server.get_request_handler("tools/call")
+        owner = getattr(getattr(entry, "handler", None), "__self__", None)
+        return owner if self.is_owner(owner) else None
+
+    def lowlevel_of(self, owner: Any) -> Any:
+        return getattr(owner, I.MCPSERVER_LOWLEVEL.attribute)
+
+    def know_names(self, names: ServerNames, owner: Any) -> None:
+        tools = getattr(owner, I.MCPSERVER_TOOLS.attribute)
+        prompts = getattr(owner, I.MCPSERVER_PROMPTS.attribute)
+        resources = getattr(owner, I.MCPSERVER_RESOURCES.attribute)
+        names.tool_lookup = tools.get_tool
+        names.prompt_lookup = prompts.get_prompt
+
+        def offered() -> dict[str, int]:
+            return {
+                "tools": len(tools.list_tools()),
+                "prompts": len(prompts.list_prompts()),
+                "resources": len(resources.list_resources()),
+            }
+
+        names.offered = offered
+
+    def patches(self, setup: ServerSetup) -> list[Patch]:
+        def mcpserver_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
+            """Wraps `MCPServer.__init__`: the bus before (the listen handler takes it there), the rest after."""
+            try:
+                kwargs = _subscriptions.observe_bus(kwargs)
+            except Exception as exc:
+                report("subscription bus setup", exc)
+            wrapped(*args, **kwargs)
+            with guarded("MCPServer setup"):
+                setup.set_up(instance, self)
+
+        return [
+            Patch(I.MCPSERVER_INIT.module, I.MCPSERVER_INIT.name, mcpserver_init),
+            Patch(I.MCPSERVER_STDIO.module, I.MCPSERVER_STDIO.name, _state.on_transport(PIPE)),
+            Patch(I.TOOL_MANAGER_CALL.module, I.TOOL_MANAGER_CALL.name, tool_call_hook),
+        ]
+
+
+async def tool_call_hook(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """Wraps `ToolManager.call_tool`: records why a call failed before the SDK flattens it.
+
+    Only the outermost call of a request is classified; a tool that calls another tool and
+    handles its failure is not a failure.
+    """
+    state = _state.current()
+    if state is None or state.tool_depth:
+        return await wrapped(*args, **kwargs)
+    state.tool_depth += 1
+    try:
+        return await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        with guarded("tool classification"):
+            state.tool_failure, state.exception = _classify_tool_exception(exc, instance, args, kwargs)
+        raise
+    finally:
+        state.tool_depth -= 1
+
+
+def _classify_tool_exception(
+    exc: BaseException, manager: Any, args: Any, kwargs: Any
+) -> tuple[Classification | None, BaseException | None]:
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import ValidationError
+
+    if isinstance(exc, UnexpectedToolError):
+        cause = exc.__cause__ or exc
+        if _outcome.refuses_caller(cause):
+            return _outcome.ACCESS_REFUSED, None
+        return _outcome.TOOL_CRASH, cause
+    if isinstance(exc, ToolError):
+        name = args[0] if args else kwargs.get("name")
+        if exc.__cause__ is None and manager.get_tool(name) is None:
+            return _outcome.UNKNOWN_TOOL, None
+        if isinstance(exc.__cause__, ValidationError):
+            return _outcome.BAD_ARGUMENTS, None
+        return _outcome.TOOL_ERROR, None
+    from mcp.shared.exceptions import MCPError
+
+    if isinstance(exc, MCPError):  # the middleware classifies it when raised; note that the handler did
+        return None, exc
+    return None, None  # cancellation: the middleware sees it raised

@@ -1,0 +1,85 @@
+"""The seam inventory: every row resolves on the installed releases, and it is the whole list.
+
+A row that fails here names the seam a release moved (give the row an alternate, or a
+version gate); the rest of the instrumentation keeps working, with one warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib.metadata import version
+
+import pytest
+from packaging.requirements import Requirement
+
+import mcpobs
+from mcpobs._core import inventory
+from mcpobs._core.inventory import INVENTORY, Seam
+from mcpobs._core.patches import Changes, Patch
+
+
+@pytest.mark.parametrize("seam", INVENTORY, ids=lambda seam: seam.where)
+def test_every_row_resolves_on_the_installed_release(seam: Seam):
+    installed = version(seam.package)
+    assert f"{seam.package} {installed}" in seam.known_on, f"{seam.where}: not known on {seam.package} {installed}"
+    assert inventory.defined(seam), f"inventory row {seam.where} ({seam.job}) does not resolve on {installed}"
+
+
+def test_instrument_wraps_exactly_the_inventorys_wrap_rows(mcpobs_telemetry):
+    mcpobs.instrument()
+    changes = mcpobs.MCPInstrumentor()._changes
+    assert changes is not None
+    wrapped = {
+        (getattr(a.owner, "__qualname__", getattr(a.owner, "__name__", "")), a.attribute) for a in changes.wrapped
+    }
+    rows = set()
+    for seam in INVENTORY:
+        if seam.kind == "wrap":
+            owner, attribute = inventory.resolve(seam)  # type: ignore[misc]
+            rows.add((getattr(owner, "__qualname__", getattr(owner, "__name__", "")), attribute))
+    assert wrapped == rows
+
+
+def test_a_read_row_that_moved_is_seen():
+    """The check above can fail: an attribute the class never sets is not `defined`."""
+    gone = Seam("mcp.server.session:ServerSession._connection_renamed", "read", "test", ("mcp 2.3.0",))
+    assert not inventory.defined(gone)
+    assert inventory.defined(inventory.SESSION_CONNECTION)
+
+
+def test_declared_instruments_match_what_is_tested():
+    (declared,) = mcpobs.MCPInstrumentor().instrumentation_dependencies()
+    requirement = Requirement(declared)
+    assert requirement.name == "mcp"
+    assert all(requirement.specifier.contains(v) for v in inventory.MCP_TESTED)
+    assert version("mcp") in inventory.MCP_TESTED
+    fastmcp = Requirement("fastmcp " + inventory.SUPPORTED["fastmcp"])
+    assert all(fastmcp.specifier.contains(v) for v in inventory.FASTMCP_TESTED)
+
+
+@pytest.mark.anyio
+async def test_a_moved_seam_warns_once_and_the_rest_still_works(mcpobs_telemetry, monkeypatch, caplog):
+    moved = Seam("mcp.server.session:ServerSession.renamed_in_a_later_release", "wrap", "test", ("mcp 2.3.0",))
+    monkeypatch.setitem(inventory._by_place, moved.where, moved)
+    calls = []
+
+    def counting(wrapped, instance, args, kwargs):
+        calls.append(1)
+        return wrapped(*args, **kwargs)
+
+    from mcp.server.lowlevel.server import Server
+
+    caplog.set_level(logging.WARNING, logger="mcpobs")
+    for _ in range(2):
+        changes = Changes()
+        changes.wrap(
+            [
+                Patch(moved.module, moved.name, counting),
+                Patch("mcp.server.lowlevel.server", "Server.get_request_handler", counting),
+            ]
+        )
+        Server("s").get_request_handler("tools/call")
+        changes.undo()
+    warnings = [r for r in caplog.records if moved.where in r.getMessage()]
+    assert len(warnings) == 1, "a moved seam is warned about once per process"
+    assert len(calls) == 2, "the seams that did resolve were wrapped both times"
