@@ -113,7 +113,7 @@ class SideSpans:
             raise
         finally:
             _close(span, token, cls, failure)
-            if cls.outcome in S.LATENCY_OUTCOMES and cls.sample:
+            if labels and cls.outcome in S.LATENCY_OUTCOMES and cls.sample:  # a server asking, not a raw call
                 with guarded("outbound request duration"):  # the sender of a request records its duration
                     version = bounded_version(labels.get(S.MCP_PROTOCOL_VERSION))
                     duration_labels, _ = self.asked.with_outcome((known, version, None, None, None), cls)
