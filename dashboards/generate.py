@@ -137,6 +137,18 @@ def _latency(metric: str, matchers: str, title: str, description: str) -> Timese
     return _timeseries(title, description, "s", quantile(0.5), quantile(0.95), quantile(0.99), width=24)
 
 
+def _access_refused(metric: str, side: str) -> Timeseries:
+    """Access refused is its own fact: never in the error ratio, never an outage."""
+    refused = f'{SELECT_TOOL}, {BOUNDARY}="{S.Boundary.ACCESS.value}"'
+    return _timeseries(
+        "Access refused",
+        f"Requests the {side} saw refused for the caller's access (HTTP 401/403, insufficient scope, "
+        "a handler's PermissionError): mcpobs.failure.boundary=access. Not a server error, not an outage.",
+        "reqps",
+        _query(f"{_rate(metric, refused, METHOD)} or vector(0)", f"{{{{{METHOD}}}}}"),
+    )
+
+
 def server_dashboard() -> Dashboard:
     completed = _one_of(S.LATENCY_OUTCOMES)
     errors = _one_of(S.ERROR_OUTCOMES)
@@ -172,6 +184,7 @@ def server_dashboard() -> Dashboard:
                 ),
             )
         )
+        .with_panel(_access_refused(REQUESTS, "server"))
         .with_panel(
             _latency(
                 DURATION,
@@ -272,6 +285,7 @@ def server_dashboard() -> Dashboard:
 
 
 def client_dashboard() -> Dashboard:
+    completed = _one_of(S.LATENCY_OUTCOMES)
     dashboard = _variables(
         _frame(
             "MCP client (mcpobs)",
@@ -305,6 +319,34 @@ def client_dashboard() -> Dashboard:
                 ),
             )
         )
+        .with_panel(
+            _timeseries(
+                "Availability seen by the client",
+                "1 - server errors over answered and failed requests. On the client an outage (no connection, the "
+                "server gone, the transport or its auth flow failing), an HTTP 5xx and a timeout are all "
+                "server_error; the caller giving up (cancelled) counts in neither part.",
+                "percentunit",
+                _query(
+                    f'1 - ((sum(rate({CLIENT_REQUESTS}{{{SELECT_TOOL}, {OUTCOME}="{S.Outcome.SERVER_ERROR.value}"}}'
+                    f"[$__rate_interval])) or vector(0))"
+                    f' / sum(rate({CLIENT_REQUESTS}{{{SELECT_TOOL}, {OUTCOME}=~"{completed}"}}[$__rate_interval])))',
+                    "availability",
+                ),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Failures by boundary",
+                "Where the client's failed requests stopped (mcpobs.failure.boundary): transport (outages, HTTP "
+                "refusals), access, version, capability, discovery, arguments, handler.",
+                "reqps",
+                _query(
+                    _rate(CLIENT_REQUESTS, f'{SELECT_TOOL}, {BOUNDARY}!=""', f"{BOUNDARY}, {OUTCOME}"),
+                    f"{{{{{BOUNDARY}}}}} {{{{{OUTCOME}}}}}",
+                ),
+            )
+        )
+        .with_panel(_access_refused(CLIENT_REQUESTS, "client"))
         .with_panel(
             _latency(
                 CLIENT_DURATION,

@@ -211,10 +211,13 @@ class Boundary(StrEnum):
     """Where a request that did not succeed stopped (``mcpobs.failure.boundary``).
 
     The seven places of "Failure boundaries before your handler": six before the handler,
-    and the handler itself.
+    and the handler itself; and `access`, where the caller was refused (HTTP 401 or 403, an
+    insufficient scope, a tool this caller may not call), wherever that check ran. Access
+    refused is the caller's (`client_error`): never a server bug, never an outage.
     """
 
     TRANSPORT = "transport"
+    ACCESS = "access"
     VERSION = "version"
     HANDSHAKE = "handshake"
     CAPABILITY = "capability"
@@ -360,7 +363,10 @@ SERVER_PORT: Final = _attr(
 CLIENT_ADDRESS: Final = _attr(_client.CLIENT_ADDRESS, "The calling peer's address, over HTTP.", _C, "server spans")
 CLIENT_PORT: Final = _attr(_client.CLIENT_PORT, "The calling peer's port, over HTTP.", _C, "server spans")
 HTTP_RESPONSE_STATUS_CODE: Final = _attr(
-    _http.HTTP_RESPONSE_STATUS_CODE, "HTTP status of a request the transport refused.", _C, "transport spans"
+    _http.HTTP_RESPONSE_STATUS_CODE,
+    "HTTP status (an int) of a request the transport refused, or a client request answered with >= 400.",
+    _C,
+    "transport spans, client spans",
 )
 USER_ID: Final = _attr(_user.USER_ID, "The verified token's subject; opt-in only.", _C, "server spans")
 OTEL_METRIC_OVERFLOW: Final = _attr(
@@ -602,13 +608,14 @@ CLIENT_REQUESTS: Final = _metric(
     "mcpobs.client.requests",
     "counter",
     "{request}",
-    "Every request the client sent, by outcome.",
+    "Every request the client sent, by outcome and failure boundary.",
     _M,
     (
         MCP_METHOD_NAME,
         GEN_AI_TOOL_NAME,
         GEN_AI_PROMPT_NAME,
         OUTCOME,
+        FAILURE_BOUNDARY,
         ERROR_TYPE,
         SERVER_VERSION,
         CLIENT_VERSION,

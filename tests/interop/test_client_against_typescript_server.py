@@ -91,6 +91,10 @@ async def test_connecting_falls_back_to_initialize_without_an_error(mcpobs_telem
     for span in (probe, handshake):
         assert span.parent.span_id == host.get_span_context().span_id
         assert span.attributes[S.NETWORK_TRANSPORT] == NETWORK[transport]
+        assert S.FAILURE_BOUNDARY not in span.attributes  # nothing failed
+    # over HTTP the refusal was a 400 (the SDK reads it as a JSON-RPC error): the status is kept, as an int
+    assert probe.attributes.get(S.HTTP_RESPONSE_STATUS_CODE) == (400 if transport == "http" else None)
+    assert S.HTTP_RESPONSE_STATUS_CODE not in handshake.attributes
     assert not [s for s in mcpobs_telemetry.spans() if s.status.status_code is StatusCode.ERROR]
     # in no metric is a connection a failed request
     for point in mcpobs_telemetry.points(S.CLIENT_REQUESTS.name) + mcpobs_telemetry.points(
@@ -122,6 +126,8 @@ async def test_tool_outcomes_as_the_client_sees_them(mcpobs_telemetry, transport
     ]
     unknown = calls[1]
     assert unknown.attributes[S.GEN_AI_TOOL_NAME] == "refund_everything"  # on the span, never in a label
+    # an isError result is all the client sees: it stopped in the server's handler
+    assert [s.attributes.get(S.FAILURE_BOUNDARY) for s in calls] == [None, "handler", "handler", None]
     for span in calls:
         assert span.parent.span_id == host.get_span_context().span_id
         assert span.attributes[S.MCP_PROTOCOL_VERSION] == "2025-11-25"
@@ -159,10 +165,13 @@ async def test_progress_cancel_and_timeout(mcpobs_telemetry, transport, target):
     )
     assert summary(done) == ("tools/call trigger-long-running-operation", "ok", None, StatusCode.UNSET)
     assert summary(cancelled) == ("tools/call trigger-long-running-operation", "cancelled", None, StatusCode.UNSET)
-    assert timed_out.attributes[S.OUTCOME] == "cancelled"
+    # the caller giving up is the only `cancelled`; a deadline passing unanswered is a failure
+    assert timed_out.attributes[S.OUTCOME] == "server_error"
     assert timed_out.attributes[S.ERROR_TYPE] == S.TIMEOUT
+    assert timed_out.status.status_code is StatusCode.ERROR
     tool = {S.MCP_METHOD_NAME: "tools/call", S.GEN_AI_TOOL_NAME: "trigger-long-running-operation"}
-    assert requests_counted(mcpobs_telemetry, **tool, **{S.OUTCOME: "cancelled"}) == 2
+    assert requests_counted(mcpobs_telemetry, **tool, **{S.OUTCOME: "cancelled"}) == 1
+    assert requests_counted(mcpobs_telemetry, **tool, **{S.OUTCOME: "server_error", S.ERROR_TYPE: S.TIMEOUT}) == 1
     # only the call that completed is a latency sample
     assert mcpobs_telemetry.total(S.CLIENT_OPERATION_DURATION.name, tool) == 1
 
@@ -246,4 +255,35 @@ async def test_prompts_and_resources(mcpobs_telemetry, transport, target):
     assert unknown.attributes[S.GEN_AI_PROMPT_NAME] == "no-such-prompt"
     assert unknown.status.status_code is StatusCode.ERROR  # on the client every failed request is an error
     assert unknown.attributes[S.RPC_RESPONSE_STATUS_CODE] == "-32602"
+    # -32602 is an argument the server refused; the code cannot say the prompt was unknown
+    assert unknown.attributes[S.FAILURE_BOUNDARY] == "arguments"
+    failed = {S.MCP_METHOD_NAME: "resources/read", S.OUTCOME: "client_error", S.FAILURE_BOUNDARY: "arguments"}
+    assert requests_counted(mcpobs_telemetry, **failed) == 1
     assert requests_counted(mcpobs_telemetry, **{S.MCP_METHOD_NAME: "resources/read", S.OUTCOME: "client_error"}) == 1
+
+
+async def test_a_path_the_server_does_not_serve_is_a_404_at_the_transport(mcpobs_telemetry, http_url):
+    """server-everything's HTTP server answers an unknown path with 404: the client says so."""
+    with pytest.raises(BaseException):  # noqa: B017  (the SDK raises from its task group)
+        async with connect(http_url.replace("/mcp", "/not-mcp"), mode="legacy"):
+            pass
+    handshake = mcpobs_telemetry.client_span("initialize")
+    assert summary(handshake) == ("initialize", "client_error", "404", StatusCode.ERROR)
+    assert handshake.attributes[S.FAILURE_BOUNDARY] == "transport"
+    assert handshake.attributes[S.HTTP_RESPONSE_STATUS_CODE] == 404
+    assert S.RPC_RESPONSE_STATUS_CODE not in handshake.attributes  # not the -32601 the SDK stood in
+    failed = {S.MCP_METHOD_NAME: "initialize", S.OUTCOME: "client_error", S.FAILURE_BOUNDARY: "transport"}
+    assert requests_counted(mcpobs_telemetry, **failed, **{S.ERROR_TYPE: "404"}) == 1
+
+
+async def test_a_dead_server_is_an_outage_not_a_cancellation(mcpobs_telemetry):
+    """server-everything over HTTP, stopped: the next connection finds nothing listening."""
+    with everything_http() as url:
+        pass
+    with pytest.raises(BaseException):  # noqa: B017
+        async with connect(url):
+            pass
+    probe = mcpobs_telemetry.client_span("server/discover")
+    assert summary(probe) == ("server/discover", "server_error", "ConnectError", StatusCode.ERROR)
+    assert probe.attributes[S.FAILURE_BOUNDARY] == "transport"
+    assert requests_counted(mcpobs_telemetry, **{S.OUTCOME: "cancelled"}) == 0

@@ -81,8 +81,10 @@ class ClientCall:
         "description",
         "elapsed",
         "extra",
-        "fingerprint",
+        "failure",
+        "fingerprints",
         "holder",
+        "http_status",
         "labels_key",
         "method",
         "recorder",
@@ -113,8 +115,12 @@ class ClientCall:
         """True while `ClientSession.call_tool` holds the span and its `send_request` has not taken it."""
         self.holder: Holder | None = None
         """The operation or negotiation this call belongs to, if any."""
-        self.fingerprint: str | None = None
-        """The schema fingerprint of the tool as this session last listed it (tools/call only)."""
+        self.fingerprints: tuple[str, str] | None = None
+        """The (schema, contract) fingerprints of the tool as this session last listed it (tools/call only)."""
+        self.http_status: int | None = None
+        """The HTTP error status (>= 400) the request's POST got, over Streamable HTTP."""
+        self.failure: BaseException | None = None
+        """What the transport raised while sending the request (no connection, its auth flow)."""
         self.extra: dict[str, Any] | None = None
         """Attributes learned from the reply (the release that answered, the model), written with the outcome."""
         self.unlisted: str | None = None
@@ -153,8 +159,8 @@ class ClientCall:
         """The request raised: no reply, or an error reply the SDK raised as `MCPError`."""
         try:
             self.elapsed = time.perf_counter() - self.start
-            self.cls = classify.from_exception(exc)
-            self.description = _outcome.description(exc)
+            self.cls = classify.from_exception(exc, self.http_status, self.failure)
+            self.description = _outcome.description(self.failure or exc)
             release.answered(self, None)
         except Exception as err:
             report("client classification", err)
@@ -180,8 +186,9 @@ class ClientCall:
         try:
             if self.cls is None:  # the request never ran (e.g. call_tool failed before sending)
                 self.elapsed = time.perf_counter() - self.start
-                self.cls = classify.from_exception(exc) if exc is not None else _outcome.OK
-                self.description = _outcome.description(exc)
+                failure = self.failure
+                self.cls = classify.from_exception(exc, self.http_status, failure) if exc is not None else _outcome.OK
+                self.description = _outcome.description(failure or exc)
             cls = self.cls
             if self.unlisted is not None:
                 self._name_late()
@@ -227,7 +234,13 @@ class ClientCall:
             attrs: dict[str, Any] = self.extra or {}
             if self.request_id is not None:
                 attrs[S.JSONRPC_REQUEST_ID] = self.recorder.telemetry.bound(self.request_id)
+            if self.http_status is not None:
+                attrs[S.HTTP_RESPONSE_STATUS_CODE] = self.http_status
+            if self.fingerprints is not None:  # what this client holds; the server says whether it is stale
+                attrs[S.TOOL_SCHEMA_FINGERPRINT], attrs[S.TOOL_CONTRACT_FINGERPRINT] = self.fingerprints
             # A local failure's exception goes on the span; a server's message stays out.
+            if self.failure is not None and cls.error_type == type(self.failure).__qualname__:
+                exc = self.failure
             local = exc if exc is not None and cls.error_type == type(exc).__qualname__ else None
             _outcome.write(span, cls, attrs, local, self.description)
         span.end(end_time)
@@ -237,7 +250,7 @@ class ClientCall:
         recorder = self.recorder
         tel = recorder.telemetry
         labels, counted = recorder.labels.with_outcome(self.labels_key, cls)
-        if cls.outcome in S.LATENCY_OUTCOMES and self.elapsed is not None:
+        if cls.outcome in S.LATENCY_OUTCOMES and cls.sample and self.elapsed is not None:
             # the span is no longer current here: hand it over so an exemplar points at this call
             tel.client_duration.record(self.elapsed, labels, context=self.context)
         tel.client_requests.add(1, counted)

@@ -1,6 +1,16 @@
-"""How a client request ended: its reply, its error code or its exception, as one `Classification`.
+"""How a client request ended: its reply, its error code, its HTTP status or its exception.
 
-On the client every failed request is an error; the outcome says whose mistake it was.
+On the client every failed request is an error; the outcome says whose mistake it was and the
+boundary where it stopped. The rules, side by side with the server's, are in
+docs/failure-taxonomy.md:
+
+- an outage (no connection, the server gone, the transport or its auth flow raising, a 5xx) is
+  `server_error` at `transport`: it counts against availability; an outage that got no answer
+  is not a latency sample;
+- a timeout is `server_error` with `error.type=timeout`: the caller's deadline passed without
+  an answer (it counts against availability, and is no latency sample);
+- a 401 or 403 is `client_error` at `access`: the caller was refused, never an outage;
+- the caller giving up (a cancellation with no failure under it) is the only `cancelled`.
 """
 
 from __future__ import annotations
@@ -13,11 +23,23 @@ from mcpobs import semconv as S
 from mcpobs._core import outcome as _outcome
 from mcpobs._core.methods import CALLER_MISTAKES, code_label
 from mcpobs._core.outcome import Classification
-from mcpobs.semconv import Outcome
+from mcpobs.semconv import Boundary, Outcome
 
-OUTPUT_VALIDATION = Classification(Outcome.SERVER_ERROR, None, S.OUTPUT_VALIDATION)
-TIMED_OUT = Classification(Outcome.CANCELLED, None, S.TIMEOUT, REQUEST_TIMEOUT)
-TOOL_ERROR = Classification(Outcome.TOOL_ERROR, None, S.TOOL_ERROR)
+CONNECTION_CLOSED = -32000
+"""The SDK's code for a connection that closed under a request (the server process gone)."""
+REQUEST_CANCELLED = -32800
+
+OUTPUT_VALIDATION = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, S.OUTPUT_VALIDATION)
+TIMED_OUT = Classification(Outcome.SERVER_ERROR, None, S.TIMEOUT, REQUEST_TIMEOUT, sample=False)
+TOOL_ERROR = Classification(Outcome.TOOL_ERROR, Boundary.HANDLER, S.TOOL_ERROR)
+GONE = Classification(
+    Outcome.SERVER_ERROR, Boundary.TRANSPORT, code_label(CONNECTION_CLOSED), CONNECTION_CLOSED, sample=False
+)
+"""The connection closed under the request: the server went away."""
+UNSUPPORTED_VERSION = Classification(Outcome.CLIENT_ERROR, Boundary.VERSION, "RuntimeError")
+"""`initialize` answered with a revision the client does not speak (the SDK raises locally)."""
+
+_FROM_CODE: dict[int, Classification] = {}
 
 
 def from_result(result: object) -> Classification:
@@ -30,22 +52,96 @@ def from_result(result: object) -> Classification:
 
 def from_code(code: int) -> Classification:
     """A JSON-RPC error reply: an error on the client, whose outcome says whose mistake it was."""
+    found = _FROM_CODE.get(code)
+    if found is not None:
+        return found
     if code == REQUEST_TIMEOUT:
         return TIMED_OUT
-    outcome = Outcome.CLIENT_ERROR if code in CALLER_MISTAKES else Outcome.SERVER_ERROR
-    return Classification(outcome, None, code_label(code), code)
+    if code in CALLER_MISTAKES:
+        found = Classification(Outcome.CLIENT_ERROR, _caller_boundary(code), code_label(code), code)
+    else:
+        found = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, code_label(code), code)
+    if len(_FROM_CODE) < 256:
+        _FROM_CODE[code] = found
+    return found
 
 
-def from_exception(exc: BaseException) -> Classification:
+def _caller_boundary(code: int) -> Boundary:
+    """Where a request the server answered with a caller's-mistake code stopped, as far as the code says."""
+    if code == -32601 or code == S.MISSING_CLIENT_CAPABILITY:
+        return Boundary.CAPABILITY
+    if code == S.UNSUPPORTED_PROTOCOL_VERSION:
+        return Boundary.VERSION
+    if code in (-32700, -32600, S.HEADER_MISMATCH):
+        return Boundary.TRANSPORT
+    if code == -32002:
+        return Boundary.DISCOVERY
+    return Boundary.ARGUMENTS  # -32602: also an unknown prompt or resource; the code cannot say which
+
+
+_FROM_STATUS: dict[int, Classification] = {}
+_STAND_INS = frozenset({CONNECTION_CLOSED, -32603})
+"""Codes a 400 may carry that say nothing of why: a legacy server's generic -32000, the SDK's -32603."""
+
+
+def from_status(status: int, code: int | None) -> Classification:
+    """A request whose HTTP response was an error status (the SDK stands in a JSON-RPC code for it).
+
+    A 400 carries the server's own JSON-RPC error (the version check's -32022, say): its code
+    decides. Otherwise the status does: 401/403 access refused, 5xx an outage, any other 4xx
+    (404: no MCP endpoint there, or the session is gone) the transport refusing the request.
+    """
+    if status == 400 and code is not None and code not in _STAND_INS:
+        return from_code(code)
+    found = _FROM_STATUS.get(status)
+    if found is None:
+        if status in (401, 403):
+            found = Classification(Outcome.CLIENT_ERROR, Boundary.ACCESS, str(status))
+        elif status >= 500:
+            found = Classification(Outcome.SERVER_ERROR, Boundary.TRANSPORT, str(status))
+        else:
+            found = Classification(Outcome.CLIENT_ERROR, Boundary.TRANSPORT, str(status))
+        if len(_FROM_STATUS) < 64:
+            _FROM_STATUS[status] = found
+    return found
+
+
+def outage(exc: BaseException) -> Classification:
+    """The transport raised under the request (no connection, DNS, TLS, its auth flow): no answer came."""
+    return Classification(Outcome.SERVER_ERROR, Boundary.TRANSPORT, type(exc).__qualname__, sample=False)
+
+
+def from_exception(
+    exc: BaseException, status: int | None = None, failure: BaseException | None = None
+) -> Classification:
+    """`status`: the HTTP error status the request got; `failure`: what its transport raised."""
     from mcp.shared.exceptions import MCPError
 
     if _outcome.is_cancellation(exc):
-        return _outcome.CANCELLED
+        # Cancelled because the transport under it failed (its task group tore down): an outage.
+        return _outcome.CANCELLED if failure is None else outage(failure)
     if isinstance(exc, MCPError):
-        return from_code(exc.error.code)
+        if status is not None:
+            return from_status(status, exc.error.code)
+        code = exc.error.code
+        if code == REQUEST_CANCELLED:
+            return _outcome.CANCELLED
+        if code == CONNECTION_CLOSED and exc.error.message == "Connection closed":
+            return GONE  # the SDK's own, raised locally: the server went away
+        return from_code(code)
     if isinstance(exc, TimeoutError):
         return TIMED_OUT
-    return Classification(Outcome.SERVER_ERROR, None, type(exc).__qualname__)
+    if _is_transport_failure(exc):
+        return outage(exc)
+    return Classification(Outcome.SERVER_ERROR, None, type(exc).__qualname__)  # a local failure
+
+
+_TRANSPORT_MODULES = ("httpx", "httpcore", "h11", "h2", "ssl", "anyio", "mcp.client.auth", "mcp.client.streamable_http")
+
+
+def _is_transport_failure(exc: BaseException) -> bool:
+    """No connection, DNS, TLS, a closed stream, the OAuth flow: the way to the server failed."""
+    return isinstance(exc, OSError) or type(exc).__module__.startswith(_TRANSPORT_MODULES)
 
 
 def failed_validation(replied: Classification | None, exc: BaseException) -> bool:
@@ -56,4 +152,14 @@ def failed_validation(replied: Classification | None, exc: BaseException) -> boo
         and not isinstance(exc, UnexpectedClaimedResult)
         and replied is not None
         and replied.outcome is Outcome.OK
+    )
+
+
+def unsupported_version(replied: Classification | None, exc: BaseException) -> bool:
+    """`initialize` raised after a successful reply: the server chose a revision the SDK does not speak."""
+    return (
+        isinstance(exc, RuntimeError)
+        and replied is not None
+        and replied.outcome is Outcome.OK
+        and str(exc).startswith("Unsupported protocol version")
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 from mcpobs import semconv as S
 from mcpobs._client import memory
+from mcpobs._client.describe import describe
 from mcpobs._core.guard import guarded
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import is_cancellation
@@ -28,6 +29,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         result = await wrapped(*args, **kwargs)
         with guarded("client session start"):
             _started[instance._session] = start
+            describe(instance)
         return result
 
     async def leave(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:

@@ -65,4 +65,5 @@ class ListenStream:
             call.failed(exc)
         else:
             call.replied(None)
+        call.elapsed = None  # a stream lives as long as the host keeps it: never a latency sample
         call.end(exc)

@@ -4,8 +4,8 @@ One weak dictionary keyed by the session, so nothing outlives it. The connection
 labels (server.address/port, network.transport and protocol) are learned from `Client`, once,
 and shared by every request's span attributes and metric labels; over Streamable HTTP a legacy
 session's id is learned from the transport's responses (a span attribute, never a label).
-The listing keeps each tool as last listed and replaces it by its schema fingerprint the
-first time it is called (most listed tools are never called).
+The listing keeps each tool as last listed and replaces it by its schema and contract
+fingerprints the first time it is called (most listed tools are never called).
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ def remembered(session: Any) -> SessionMemory | None:
     return _sessions.get(session)
 
 
-def remember_connection(session: Any, server: object) -> SessionMemory | None:
-    network = connection_network(server)
+def remember_connection(session: Any, server: object, by_url: bool = False) -> SessionMemory | None:
+    """`by_url`: `server` is the URL of a transport the host built (its HTTP client may speak any version)."""
+    network = connection_network(server, by_url)
     if network is None:
         return None
     memory = _memory(session)
@@ -95,22 +96,23 @@ def remember_prompts(session: Any, result: Any) -> None:
             prompts.add(name)
 
 
-def fingerprint(memory: SessionMemory, name: object) -> str | None:
-    """The schema fingerprint of tool `name` as this session last listed it."""
+def fingerprints(memory: SessionMemory, name: object) -> tuple[str, str] | None:
+    """The (schema, contract) fingerprints of tool `name` as this session last listed it."""
     listing = memory.listing
     if not listing or not isinstance(name, str):
         return None
     held = listing.get(name)
-    if held is None or isinstance(held, str):
-        return held
-    from mcpobs._core.contract import schema_fingerprint
+    if held is None or isinstance(held, tuple):
+        return held  # type: ignore[return-value]
+    from mcpobs._core.contract import contract_fingerprint, schema_fingerprint
 
     wire = held.model_dump(by_alias=True, mode="json", exclude_none=True)
-    listing[name] = found = schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema"))
+    found = (schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema")), contract_fingerprint(wire))
+    listing[name] = found
     return found
 
 
-def connection_network(server: object) -> Network | None:
+def connection_network(server: object, by_url: bool = False) -> Network | None:
     """The network labels of what a `Client` was given: a URL, stdio parameters, or an in-process server."""
     from mcp.client.stdio import StdioServerParameters
 
@@ -123,7 +125,7 @@ def connection_network(server: object) -> Network | None:
         if port:
             where[S.SERVER_PORT] = port
         # `Client(url)` talks through the SDK's own HTTP client, which speaks HTTP/1.1 only.
-        return _labels.http_network("1.1", where)
+        return _labels.http_network(None if by_url else "1.1", where)
     if isinstance(server, StdioServerParameters):
         return _labels.PIPE
     return None

@@ -35,7 +35,9 @@ class Negotiation:
         self.settled = False
 
     def annotate(self, call: ClientCall, result: Any, attrs: dict[str, Any]) -> None:
-        attrs[S.SESSION_FALLBACK] = self.refused  # an initialize after a refused probe fell back
+        # `negotiate_auto` sends `initialize` only when the probe could not settle the revision:
+        # refused, or answered with nothing the client speaks (older revisions only, or `{}`).
+        attrs[S.SESSION_FALLBACK] = True
 
     def claim(self, call: ClientCall, exc: BaseException | None) -> bool:
         """Keep a `server/discover` probe's span open until the negotiation settles."""
@@ -60,7 +62,9 @@ class Negotiation:
                     cls = Classification(Outcome.OK, None, None, cls.rpc_code)
                     exc = None
                     attrs[S.SESSION_FALLBACK] = True
-                elif cls is not None and cls.outcome is Outcome.OK and connected and not fell_back:
+                elif cls is not None and cls.outcome is Outcome.OK and fell_back:
+                    attrs[S.SESSION_FALLBACK] = True  # answered, but with no revision the client speaks
+                elif cls is not None and cls.outcome is Outcome.OK and connected:
                     attrs[S.SESSION_FALLBACK] = False
                     attrs[S.SESSION_NEGOTIATED_VERSION] = bounded_version(getattr(session, "protocol_version", None))
                 if attrs and call.span.is_recording():

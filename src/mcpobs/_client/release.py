@@ -95,8 +95,6 @@ def answered(call: ClientCall, result: Any) -> None:
             attrs[S.SERVER_VERSION] = server
         if catalog is not None:
             attrs[S.CATALOG_RELEASE] = catalog
-        if call.fingerprint is not None:
-            attrs[S.TOOL_SCHEMA_FINGERPRINT] = call.fingerprint  # the schema this client held
         declared = _model.current()
         if declared is not None:
             attrs.update(declared.attributes)

@@ -104,8 +104,8 @@ class ClientSeams:
         try:  # not `guarded`: this runs on every tool call, and a try costs nothing
             name = args[0] if args else kwargs.get("name")
             call = self.spans.open(instance, "tools/call", {"name": name}, None)
-            if call.fingerprint is not None:
-                kwargs = wire.with_fingerprint(kwargs, call.fingerprint)
+            if call.fingerprints is not None:
+                kwargs = wire.with_fingerprint(kwargs, call.fingerprints[0])
             kwargs = _model.with_meta(kwargs)
             settings = self.telemetry.settings
             if settings.capture_content and call.span.is_recording():
@@ -132,6 +132,37 @@ class ClientSeams:
                 captured = _content.received_result(result, settings)
                 if captured is not None:
                     call.span.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, captured)
+        call.end()
+        return result
+
+    async def initialize(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession.initialize`: its span also covers the SDK's version check.
+
+        A server answering with a revision the client does not speak makes the SDK raise after
+        the reply: the handshake failed at the `version` boundary, not an ok `initialize`.
+        """
+        if getattr(instance, "_initialize_result", None) is not None:
+            return await wrapped(*args, **kwargs)  # already initialized: nothing is sent
+        call = None
+        try:
+            from mcp.client.session import LATEST_HANDSHAKE_VERSION
+
+            call = self.spans.open(instance, "initialize", None, LATEST_HANDSHAKE_VERSION)
+        except Exception as exc:
+            report("client initialize span", exc)
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        call.awaiting_send = True
+        tokens = calls.enter(call)
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            calls.leave(tokens)
+            if classify.unsupported_version(call.cls, exc):
+                call.reclassify(classify.UNSUPPORTED_VERSION, exc)
+            call.end(exc)
+            raise
+        calls.leave(tokens)
         call.end()
         return result
 
@@ -186,13 +217,13 @@ class ClientSeams:
         token = http.start_building()
         try:
             session = await wrapped(*args, **kwargs)
-        except BaseException:
-            http.finish_building(token, None)
-            raise
-        remembered = None
+        finally:
+            built = http.finish_building(token)
         with guarded("client connection attributes"):
-            remembered = memory.remember_connection(session, instance.server)
-        http.finish_building(token, remembered)
+            server = instance.server
+            if not isinstance(server, str):
+                server = http.url_of(built) or server  # a Client built on a transport object
+            http.own(built, memory.remember_connection(session, server, by_url=server is not instance.server))
         return session
 
 
@@ -217,6 +248,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_SESSION, "ClientSession.send_discover", seams.send_discover),
         Patch(_SESSION, "ClientSession.send_notification", seams.send_notification),
         Patch(_SESSION, "ClientSession.call_tool", seams.call_tool),
+        Patch(_SESSION, "ClientSession.initialize", seams.initialize),
         Patch(_SESSION, "ClientSession.dispatch_input_request", side.dispatch_input_request),
         Patch(_CLIENT, "Client._build_session", seams.build_session),
         Patch(_CLIENT, "Client.listen", seams.listen),

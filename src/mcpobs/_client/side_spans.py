@@ -20,7 +20,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import INVALID_SPAN, Link, NonRecordingSpan, Span, SpanKind, StatusCode
+from opentelemetry.trace import INVALID_SPAN, Link, NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv as S
 from mcpobs._client import calls, classify, memory
@@ -51,10 +51,15 @@ class _NotRecording:
 _NOT_RECORDING = _NotRecording()
 
 
+_ASKED_LABELS = (S.MCP_PROTOCOL_VERSION, S.NETWORK_TRANSPORT, S.NETWORK_PROTOCOL_NAME, S.NETWORK_PROTOCOL_VERSION)
+"""What a server's own request to its client shares with the request it is serving."""
+
+
 class SideSpans:
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
         self.labels = LabelSets(S.SERVER_REQUESTS, errors_only=True)
+        self.asked = LabelSets(S.CLIENT_REQUESTS, errors_only=False)
 
     def otel_span(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Replaces the SDK's `MCP send` span in `JSONRPCDispatcher.send_raw_request`."""
@@ -74,11 +79,15 @@ class SideSpans:
     def _outbound_span(self, kwargs: Any) -> Generator[Span, None, None]:
         span = None
         token = None
+        known = S.OTHER
+        labels: dict[str, Any] = {}
         with guarded("outbound request span"):
             attributes = kwargs.get("attributes") or {}
             method = attributes.get(S.MCP_METHOD_NAME)
             known = method if method in KNOWN_METHODS else S.OTHER
             attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known}
+            labels = _serving_labels(known)
+            attrs.update(labels)
             request_id = attributes.get(S.JSONRPC_REQUEST_ID)
             if request_id is not None:
                 attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
@@ -90,17 +99,29 @@ class SideSpans:
         if span is None:
             yield INVALID_SPAN
             return
-        outcome = Outcome.OK
+        start = time.perf_counter()
+        cls = _outcome.OK
+        failure: BaseException | None = None
         try:
             yield span  # the SDK sets error.type and rpc.response.status_code on a JSON-RPC error reply
             code = (getattr(span, "attributes", None) or {}).get(S.RPC_RESPONSE_STATUS_CODE)
             if code is not None:
-                outcome = classify.from_code(int(code)).outcome
+                cls = classify.from_code(int(code))
         except BaseException as exc:
-            outcome = _failed(span, exc)
+            failure = exc
+            cls = classify.from_exception(exc)
             raise
         finally:
-            _close(span, token, outcome)
+            _close(span, token, cls, failure)
+            if labels and cls.outcome in S.LATENCY_OUTCOMES and cls.sample:  # a server asking, not a raw call
+                with guarded("outbound request duration"):  # the sender of a request records its duration
+                    version = bounded_version(labels.get(S.MCP_PROTOCOL_VERSION))
+                    duration_labels, _ = self.asked.with_outcome((known, version, None, None, None), cls)
+                    self.telemetry.client_duration.record(
+                        time.perf_counter() - start,
+                        {**duration_labels, **labels},
+                        context=trace.set_span_in_context(span),
+                    )
 
     async def dispatch_input_request(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.dispatch_input_request`: the client answering the server.
@@ -132,6 +153,8 @@ class SideSpans:
                 remembered = memory.remembered(instance)
                 key = (known, version, None, None, remembered.answering if remembered is not None else None)
                 attrs.update(self.labels.base(key))
+                if remembered is not None and remembered.session_id is not None:
+                    attrs[S.MCP_SESSION_ID] = remembered.session_id
             if known in self.telemetry.settings.excluded_methods:  # no span; the metric still counts it
                 span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
             else:
@@ -140,27 +163,39 @@ class SideSpans:
         if span is None:
             return await wrapped(*args, **kwargs)
         start = time.perf_counter()
-        outcome = Outcome.OK
         cls = _outcome.OK
+        failure: BaseException | None = None
         try:
             result = await wrapped(*args, **kwargs)
             code = getattr(result, "code", None) if type(result).__name__ == "ErrorData" else None
             if isinstance(code, int):  # the host cannot (or will not) answer what was asked
-                outcome = Outcome.CLIENT_ERROR
-                cls = Classification(outcome, None, None, code)
-                with guarded("input request span error"):
-                    span.set_attribute(S.RPC_RESPONSE_STATUS_CODE, str(code))
+                cls = Classification(Outcome.CLIENT_ERROR, None, None, code)
             return result
         except BaseException as exc:
-            outcome = _failed(span, exc)
-            cls = _outcome.CANCELLED if outcome is Outcome.CANCELLED else _outcome.crash(exc)
+            failure = exc
+            cls = _outcome.CANCELLED if _outcome.is_cancellation(exc) else _outcome.crash(exc)
             raise
         finally:
-            _close(span, token, outcome)
+            _close(span, token, cls, failure)
             if key is not None and cls.outcome in S.LATENCY_OUTCOMES:
                 with guarded("input request duration"):
                     labels, _ = self.labels.with_outcome(key, cls)
                     self.telemetry.server_duration.record(time.perf_counter() - start, labels)
+
+
+def _serving_labels(method: str) -> dict[str, Any]:
+    """A server asking its client while serving a request: that request's version and network.
+
+    Read from the request's SERVER span (the middleware put its labels there when it opened);
+    empty for a request sent outside any served request (a raw dispatcher call).
+    """
+    from mcpobs._server import state as _state
+
+    serving = _state.current()
+    attributes = getattr(serving.span, "attributes", None) if serving is not None else None
+    if not attributes:
+        return {}
+    return {k: attributes[k] for k in _ASKED_LABELS if k in attributes}
 
 
 def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
@@ -185,18 +220,10 @@ def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
     return Context(), [Link(handshake)] if handshake is not None else None
 
 
-def _failed(span: Span, exc: BaseException) -> Outcome:
-    """The outcome of a side span that raised."""
-    if _outcome.is_cancellation(exc):
-        return Outcome.CANCELLED
-    with guarded("side span error"):
-        span.set_attribute(S.ERROR_TYPE, type(exc).__qualname__)
-        span.set_status(StatusCode.ERROR, type(exc).__qualname__)
-    return Outcome.SERVER_ERROR
-
-
-def _close(span: Span, token: object, outcome: Outcome) -> None:
+def _close(span: Span, token: object, cls: Classification, failure: BaseException | None) -> None:
     with guarded("side span end"):
         otel_context.detach(token)  # type: ignore[arg-type]
-        span.set_attribute(S.OUTCOME, outcome.value)
+        if span.is_recording():
+            local = failure if failure is not None and cls.error_type == type(failure).__qualname__ else None
+            _outcome.write(span, cls, {}, local, _outcome.description(failure))
         span.end()

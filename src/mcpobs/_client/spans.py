@@ -77,7 +77,7 @@ class ClientSpans:
             memory.remember_handshake(session, span.get_span_context())
             call.holder = negotiation.holding(session)
         if known == "tools/call" and remembered is not None and remembered.listing:
-            call.fingerprint = memory.fingerprint(remembered, raw)
+            call.fingerprints = memory.fingerprints(remembered, raw)
         return call
 
     def try_open(self, session: Any, method: str, version: object, request: Any) -> ClientCall | None:

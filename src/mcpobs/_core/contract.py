@@ -18,7 +18,9 @@ _LENGTH = 16
 
 
 def _canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+    # surrogatepass: a listing may carry a lone surrogate (valid JSON); it still hashes, and stably.
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _hash(value: Any) -> str:

@@ -126,6 +126,13 @@ DISPATCH_NOTIFICATION = wrap(
     "mcp.shared.jsonrpc_dispatcher:JSONRPCDispatcher._dispatch_notification", "cancel reasons (_server/cancellation)"
 )
 SERVE_LOOP = wrap("mcp.server.streamable_http_manager:serve_loop", "a legacy HTTP session's labels")
+STREAM_CLASSIFY = wrap(
+    "mcp.server.runner:classify_inbound_request", "stdio: envelope and version refusals (_server/transport.py)"
+)
+DISPATCHER_INIT = wrap(
+    "mcp.shared.jsonrpc_dispatcher:JSONRPCDispatcher.__init__",
+    "stdio: a line that is not JSON-RPC (_server/transport.py)",
+)
 HTTP_ASGI_APP = wrap(
     "mcp.server.streamable_http_manager:StreamableHTTPASGIApp.__call__", "warn of an app built before instrument()"
 )
@@ -156,7 +163,14 @@ _SESSION = "mcp.client.session:ClientSession"
 _CLIENT = "mcp.client.client:Client"
 _JSONRPC = "mcp.shared.jsonrpc_dispatcher"
 
-for _name in ("send_request", "send_discover", "send_notification", "call_tool", "dispatch_input_request"):
+for _name in (
+    "send_request",
+    "send_discover",
+    "send_notification",
+    "call_tool",
+    "initialize",
+    "dispatch_input_request",
+):
     wrap(f"{_SESSION}.{_name}", "client spans (_client/seams.py)")
 for _name in ("_build_session", "listen", "call_tool", "get_prompt", "read_resource", "__aenter__", "__aexit__"):
     wrap(f"{_CLIENT}.{_name}", "client operations, connection and session duration (_client/)")
@@ -171,6 +185,11 @@ wrap(
 )
 wrap(f"{_SESSION}._absorb_tool_listing", "every listing, a cache hit too: its release and schemas (_client/release.py)")
 CLIENT_INFO = read(f"{_SESSION}._client_info", "the client's own version, a release label (_client/release.py)")
+wrap(
+    "mcp.client.streamable_http:StreamableHTTPTransport._handle_post_request",
+    "what a request's POST raised: an outage, not a cancellation (_client/http.py)",
+)
+wrap("mcp.client.streamable_http:stream_within_origin", "a request's HTTP error status (_client/http.py)")
 CLIENT_SESSION = read(f"{_CLIENT}._session", "session duration (_client/lifetime.py)")
 CLIENT_OUTPUT_SCHEMAS = read(f"{_SESSION}._tool_output_schemas", "the tool's listed schema (_client/spans.py)")
 

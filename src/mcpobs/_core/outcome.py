@@ -30,11 +30,16 @@ class Classification:
     boundary: Boundary | None = None
     error_type: str | None = None
     rpc_code: int | None = None
+    sample: bool = True
+    """Whether a request so classified is a latency sample (with an outcome in `LATENCY_OUTCOMES`):
+    False when no answer came (an outage, a timeout), whose duration says nothing of the server."""
     _hash: int = field(init=False, repr=False, compare=False)
     """Computed once: every request looks its label set up by its classification."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.outcome, self.boundary, self.error_type, self.rpc_code)))
+        object.__setattr__(
+            self, "_hash", hash((self.outcome, self.boundary, self.error_type, self.rpc_code, self.sample))
+        )
 
     def __hash__(self) -> int:
         return self._hash
@@ -54,6 +59,16 @@ UNKNOWN_TARGET = UNKNOWN_TOOL
 BAD_ARGUMENTS = Classification(Outcome.CLIENT_ERROR, Boundary.ARGUMENTS)
 NOT_A_REQUEST = Classification(Outcome.CLIENT_ERROR, Boundary.TRANSPORT)
 """A request method sent without an id (`"id": null`): JSON-RPC's invalid request, left unanswered."""
+
+
+ACCESS_REFUSED = Classification(Outcome.CLIENT_ERROR, Boundary.ACCESS)
+"""The caller may not do this (a handler raised `PermissionError`): the caller's, never a server bug."""
+
+
+def refuses_caller(exc: BaseException | None) -> bool:
+    """A handler's own `PermissionError` refuses the caller; one the OS raised (it has an errno)
+    refuses the server itself, which is a server bug."""
+    return isinstance(exc, PermissionError) and exc.errno is None
 
 
 TOOL_CRASH = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, semconv.TOOL_ERROR)
@@ -126,7 +141,11 @@ def is_cancellation(exc: BaseException) -> bool:
 
 
 def from_exception(
-    exc: BaseException, method: str, initialized: bool, mistake: Classification | None = None
+    exc: BaseException,
+    method: str,
+    initialized: bool,
+    mistake: Classification | None = None,
+    in_handler: bool = False,
 ) -> Classification:
     """A request whose handler chain raised.
 
@@ -140,12 +159,17 @@ def from_exception(
     if isinstance(exc, MCPError):
         code = exc.error.code
         if code in CALLER_MISTAKES:
-            return Classification(Outcome.CLIENT_ERROR, _caller_mistake(code, method, initialized), None, code)
+            # `in_handler`: the handler itself raised it (the tool hook saw it): it stopped there,
+            # whatever the code would say of a refusal by the SDK before any handler.
+            boundary = Boundary.HANDLER if in_handler else _caller_mistake(code, method, initialized)
+            return Classification(Outcome.CLIENT_ERROR, boundary, None, code)
         return Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, code_label(code), code)
     if isinstance(exc, ValidationError):  # malformed params, answered with -32602
         return Classification(Outcome.CLIENT_ERROR, Boundary.ARGUMENTS, None, -32602)
     if mistake is not None:  # e.g. MCPServer's ValueError("Unknown prompt"), "Missing required arguments"
         return mistake
+    if refuses_caller(exc):
+        return ACCESS_REFUSED
     return crash(exc)
 
 

@@ -107,6 +107,8 @@ def _classify_tool_exception(
 
     if isinstance(exc, UnexpectedToolError):
         cause = exc.__cause__ or exc
+        if _outcome.refuses_caller(cause):
+            return _outcome.ACCESS_REFUSED, None
         return _outcome.TOOL_CRASH, cause
     if isinstance(exc, ToolError):
         name = args[0] if args else kwargs.get("name")
@@ -115,4 +117,8 @@ def _classify_tool_exception(
         if isinstance(exc.__cause__, ValidationError):
             return _outcome.BAD_ARGUMENTS, None
         return _outcome.TOOL_ERROR, None
-    return None, None  # MCPError and cancellation: the middleware sees them raised
+    from mcp.shared.exceptions import MCPError
+
+    if isinstance(exc, MCPError):  # the middleware classifies it when raised; note that the handler did
+        return None, exc
+    return None, None  # cancellation: the middleware sees it raised

@@ -225,7 +225,10 @@ class ServerMiddleware:
                 if self._response_hook is not None and call.span.is_recording():
                     _hooks.run("server_response_hook", self._response_hook, call.span, result)
             else:
-                cls = _outcome.from_exception(exc, call.method, _initialized(ctx), self._mistake(call, ctx.params))
+                in_handler = exc is call.state.exception  # the tool hook saw the handler raise it
+                cls = _outcome.from_exception(
+                    exc, call.method, _initialized(ctx), self._mistake(call, ctx.params), in_handler
+                )
                 if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
                     attrs = {S.CANCEL_REASON: reason}
             if ctx.request_id is None and self.names.is_request(ctx.method):
@@ -294,7 +297,14 @@ class ServerMiddleware:
         """Logged for every session, sampled or not: it is the one record of what a client found."""
         capabilities = result.get("capabilities") if isinstance(result, dict) else None
         offered = self.names.offered_counts(capabilities if isinstance(capabilities, dict) else {})
-        return _identity.describe_session(ctx, result, offered, self.telemetry)
+        attrs = _identity.describe_session(ctx, result, offered, self.telemetry)
+        negotiated = result.get("protocolVersion") if isinstance(result, dict) else None
+        if call.method == "initialize" and isinstance(negotiated, str):
+            # The connection still held its default version when the span opened: the reply says which it is.
+            version = bounded_version(negotiated)
+            call.labels_key = (call.labels_key[0], version, *call.labels_key[2:])
+            attrs[S.MCP_PROTOCOL_VERSION] = version
+        return attrs
 
     def _end_span(
         self, call: _Call, ctx: Any, cls: Classification, exc: BaseException | None, extra: dict[str, Any] | None

@@ -82,10 +82,16 @@ def started(connection: Any, telemetry: Telemetry) -> None:
         failure = sys.exc_info()[1]  # unwound from the driver's `finally`: what ended the session
         with guarded("session end"):
             closed = ref()
-            if closed is not None and _open.pop(closed, None) is session:
+            # A connection that never completed `initialize` (a request the transport refused
+            # before any session existed) negotiated nothing: no session, no sample.
+            if closed is not None and _open.pop(closed, None) is session and _negotiated(closed):
                 _record(telemetry, closed, session, failure)
 
     connection.exit_stack.callback(ended)
+
+
+def _negotiated(connection: Any) -> bool:
+    return bool(getattr(connection, "initialize_accepted", False)) or connection.initialized.is_set()
 
 
 def patches() -> list[Patch]:

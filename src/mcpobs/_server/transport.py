@@ -6,7 +6,8 @@ legacy session itself; none of them reach the server middleware. `instrument()` 
 pure ASGI middleware to every app `Server.streamable_http_app()` returns. It watches the
 response status and, for an error status the server middleware never saw, records one
 SERVER span and one count in `mcpobs.server.requests`: `client_error` for a 4xx (at the
-`version` boundary for -32022, else `transport`), `server_error` for a 5xx such as a refused
+`version` boundary for -32022, `access` for a 401 or 403 from the auth middleware, else
+`transport`), `server_error` for a 5xx such as a refused
 session when `max_sessions` are open. Requests that reach the middleware add nothing here:
 no second span per request.
 
@@ -47,12 +48,14 @@ _active: Telemetry | None = None
 class _Exchange:
     """One HTTP request through the wrapper: what the response was, and who saw it."""
 
-    __slots__ = ("body", "reached", "status")
+    __slots__ = ("body", "challenged", "reached", "status")
 
     def __init__(self) -> None:
         self.status = 0
         self.body = b""
         self.reached: set[str] | None = None
+        self.challenged = False
+        """The response carried `WWW-Authenticate`: the auth middleware refused the caller."""
 
 
 _exchange: ContextVar[_Exchange | None] = ContextVar("mcpobs_http_exchange", default=None)
@@ -85,7 +88,9 @@ class TransportBoundary:
         async def observe(message: Any) -> None:
             kind = message["type"]
             if kind == "http.response.start":
-                exchange.status = message["status"]
+                exchange.status = int(message["status"])  # an int, though the app may send an HTTPStatus
+                if exchange.status in (401, 403):
+                    exchange.challenged = any(k.lower() == b"www-authenticate" for k, _ in message.get("headers", ()))
             elif kind == "http.response.body" and exchange.status >= 400 and len(exchange.body) < _MAX_ERROR_BODY:
                 exchange.body += message.get("body", b"")
             await send(message)
@@ -106,7 +111,12 @@ class TransportBoundary:
             return  # the server middleware saw this request and recorded it
         method = raw_method if raw_method in SPEC_METHODS else S.OTHER
         code = _rpc_code(exchange.body)
-        boundary = Boundary.VERSION if code == S.UNSUPPORTED_PROTOCOL_VERSION else Boundary.TRANSPORT
+        if exchange.status == 401 or exchange.challenged:  # the auth middleware refused the caller
+            boundary = Boundary.ACCESS  # (the transport's own 403 for a bad Origin stays `transport`)
+        elif code == S.UNSUPPORTED_PROTOCOL_VERSION:
+            boundary = Boundary.VERSION
+        else:
+            boundary = Boundary.TRANSPORT
         # A 4xx is the caller's mistake; a 5xx (e.g. 503, too many open sessions) is the server's.
         failed = exchange.status >= 500
         outcome = Outcome.SERVER_ERROR if failed else Outcome.CLIENT_ERROR
@@ -192,8 +202,76 @@ def uninstall(app: Any) -> None:
         app.user_middleware = [m for m in app.user_middleware if m.cls is not TransportBoundary]
 
 
+# -- stream transports (stdio) ------------------------------------------------------------------
+#
+# Over stdio no HTTP boundary sees a request the SDK refuses before the middleware: the
+# 2026-07-28 envelope and version checks (`classify_inbound_request` in the serving loop), or
+# a line that is not JSON-RPC (the transport hands the dispatcher an exception, which it
+# drops). The same refusals over HTTP are spans at the transport boundary; here they are too.
+
+
+def _refused_on_stream(method: object, meta: Any, code: int | None) -> None:
+    telemetry = _active
+    if telemetry is None:
+        return
+    from mcpobs._server import state as _state
+
+    known = method if method in SPEC_METHODS else S.OTHER
+    boundary = Boundary.VERSION if code == S.UNSUPPORTED_PROTOCOL_VERSION else Boundary.TRANSPORT
+    labels: dict[str, Any] = {
+        S.MCP_METHOD_NAME: known,
+        S.OUTCOME: Outcome.CLIENT_ERROR.value,
+        S.FAILURE_BOUNDARY: boundary.value,
+    }
+    version = meta.get(_PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    attrs: dict[str, Any] = {**labels, S.MCP_PROTOCOL_VERSION: bounded_version(version)}
+    network = _state.transport()
+    if network is not None:
+        attrs.update(network.labels)
+    if code is not None:
+        attrs[S.RPC_RESPONSE_STATUS_CODE] = str(code)
+    if known not in telemetry.settings.excluded_methods:
+        parent = _propagation.extract(meta) if isinstance(meta, dict) else None
+        telemetry.tracer.start_span(str(known), context=parent, kind=SpanKind.SERVER, attributes=attrs).end()
+    telemetry.server_requests.add(1, labels)
+
+
+_PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+
+def _classify_inbound(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """Wraps the serving loop's `classify_inbound_request`: a refused request is recorded."""
+    route = wrapped(*args, **kwargs)
+    if getattr(route, "code", None) is not None and _active is not None:
+        with guarded("stream refusal"):
+            body = args[0] if args else kwargs.get("body") or {}
+            params = body.get("params")
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            _refused_on_stream(body.get("method"), meta, route.code)
+    return route
+
+
+async def _not_jsonrpc(exc: Exception) -> None:
+    """The stdio dispatcher's observer for a line that is not JSON-RPC (nothing answers it)."""
+    with guarded("stream refusal"):
+        _refused_on_stream(None, None, None)
+
+
+def _dispatcher_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
+    wrapped(*args, **kwargs)
+    with guarded("stream refusal observer"):
+        from mcpobs._core.labels import PIPE
+        from mcpobs._server import state as _state
+
+        if _active is not None and instance.on_stream_exception is None and _state.transport() is PIPE:
+            instance.on_stream_exception = _not_jsonrpc
+
+
 def patches() -> list[Patch]:
-    """An app built before `instrument()` has no boundary: say so once, at its first request."""
+    """An app built before `instrument()` has no boundary: say so once, at its first request.
+
+    And over stdio, the requests the serving loop refuses before the middleware (see above).
+    """
 
     def unwatched(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         # Runs in the request's own context: the boundary, when it wraps this app, set the exchange.
@@ -202,7 +280,11 @@ def patches() -> list[Patch]:
                 _say_unwatched(args[0] if args else kwargs.get("scope"))
         return wrapped(*args, **kwargs)
 
-    return [Patch("mcp.server.streamable_http_manager", "StreamableHTTPASGIApp.__call__", unwatched)]
+    return [
+        Patch("mcp.server.streamable_http_manager", "StreamableHTTPASGIApp.__call__", unwatched),
+        Patch("mcp.server.runner", "classify_inbound_request", _classify_inbound),
+        Patch("mcp.shared.jsonrpc_dispatcher", "JSONRPCDispatcher.__init__", _dispatcher_init),
+    ]
 
 
 _said_unwatched = False
