@@ -54,6 +54,6 @@ def patches(settings: Settings) -> list[Patch]:
 
     module = "mcp.client.streamable_http"
     return [
-        Patch(module, "StreamableHTTPTransport.__init__", transport_init),
+        Patch(module, "StreamableHTTPTransport.__init__", transport_init, setup=True),
         Patch(module, "StreamableHTTPTransport._maybe_extract_session_id_from_response", session_id_from),
     ]
