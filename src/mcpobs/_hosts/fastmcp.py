@@ -126,8 +126,11 @@ def _fastmcp_class() -> Any:
 
 
 async def one_server_span(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """Wraps FastMCP's root middleware: inside a request mcpobs records, FastMCP opens no span of its own."""
-    if _state.current() is None:
+    """Wraps FastMCP's root middleware: inside a request mcpobs records, FastMCP opens no span of its own.
+
+    Nor for the `tools/list` the SDK runs itself (FastMCP 4.1 has no schema hook): no client sent it.
+    """
+    if _state.current() is None and not _state.internal():
         return await wrapped(*args, **kwargs)
     from fastmcp.telemetry import suppress_fastmcp_telemetry
 
