@@ -437,3 +437,19 @@ async def test_suppress_instrumentation_is_honoured_by_a_fastmcp_client(spans):
     assert not [s for s in spans.spans() if s.instrumentation_scope.name == "mcpobs"]
     assert spans.total(S.CLIENT_OPERATION_DURATION.name, {S.MCP_METHOD_NAME: "tools/call"}) == 0
     assert spans.total(S.SERVER_REQUESTS.name, {S.MCP_METHOD_NAME: "tools/call"}) == 0
+
+
+# -- contract fingerprints ------------------------------------------------------------------------
+
+
+async def test_a_fastmcp_tool_is_not_stale_against_its_own_listing(spans):
+    """The server fingerprints FastMCP's tool object as the client fingerprints its listing."""
+    async with fastmcp_client("memory", create_fastmcp()) as client:
+        await client.list_tools()
+        await client.call_tool("get_order_status", {"order_id": "O-1873"})
+        await client.call_tool("quote_refund", {"order_id": "O-1", "amount_cents": 3})
+    calls = _server(spans, "tools/call")
+    assert len(calls) == 2
+    for span in calls:
+        assert span.attributes[S.TOOL_SCHEMA_STALE] is False
+        assert span.attributes[S.TOOL_SCHEMA_FINGERPRINT]
