@@ -453,3 +453,28 @@ async def test_a_fastmcp_tool_is_not_stale_against_its_own_listing(spans):
     for span in calls:
         assert span.attributes[S.TOOL_SCHEMA_STALE] is False
         assert span.attributes[S.TOOL_SCHEMA_FINGERPRINT]
+
+
+async def test_a_fastmcp_server_built_before_instrument_is_adopted_when_it_serves(spans):
+    mcpobs.uninstrument()
+    server = create_fastmcp()  # built with nothing instrumented
+    mcpobs.instrument(tracer_provider=spans.tracer_provider, meter_provider=spans.meter_provider)
+    async with fastmcp_client("memory", server) as client:
+        await client.call_tool("quote_refund", {"order_id": "O-1", "amount_cents": -1}, raise_on_error=False)
+    (call,) = _server(spans, "tools/call")
+    assert call.name == "tools/call quote_refund"
+    assert (call.attributes[S.OUTCOME], call.attributes[S.FAILURE_BOUNDARY]) == ("server_error", "handler")
+
+
+async def test_a_mounted_servers_crash_is_a_server_error_with_its_cause(spans):
+    parent = fastmcp.FastMCP("gateway")
+    parent.mount(create_fastmcp("inner"), namespace="shop")
+    async with fastmcp_client("memory", parent) as client:
+        result = await client.call_tool(
+            "shop_quote_refund", {"order_id": "O-1", "amount_cents": -1}, raise_on_error=False
+        )
+    assert result.is_error
+    (call,) = _server(spans, "tools/call")
+    assert (call.attributes[S.OUTCOME], call.attributes[S.FAILURE_BOUNDARY]) == ("server_error", "handler")
+    (event,) = [e for e in call.events if e.name == "exception"]
+    assert event.attributes["exception.type"] == "RuntimeError"

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from mcpobs._core import inventory as I
@@ -59,14 +60,16 @@ class FastMCPHost(Host):
 
     def know_names(self, names: ServerNames, owner: Any) -> None:
         provider = getattr(owner, I.FASTMCP_LOCAL_PROVIDER.attribute)
-        components: dict[str, Any] = getattr(provider, I.FASTMCP_COMPONENTS.attribute)
+
+        def components() -> dict[str, Any]:  # read each time: the provider's own dict, whatever it is now
+            return getattr(provider, I.FASTMCP_COMPONENTS.attribute)
 
         def registered(kind: str) -> Any:
             def lookup(name: str) -> Any:
-                found = components.get(f"{kind}:{name}@")  # an unversioned component's key
+                found = components().get(f"{kind}:{name}@")  # an unversioned component's key
                 if found is None:
                     prefix = f"{kind}:{name}@"
-                    for key, component in components.items():  # a versioned one (rare)
+                    for key, component in components().items():  # a versioned one (rare)
                         if key.startswith(prefix):
                             return component
                 return found
@@ -74,7 +77,7 @@ class FastMCPHost(Host):
             return lookup
 
         def offered() -> dict[str, int]:
-            kinds = [key.split(":", 1)[0] for key in components]
+            kinds = [key.split(":", 1)[0] for key in components()]
             return {
                 "tools": kinds.count("tool"),
                 "prompts": kinds.count("prompt"),
@@ -176,8 +179,11 @@ def classify_tool_exception(exc: BaseException, name: object) -> tuple[Classific
     return None, None  # MCPError and cancellation: the middleware sees them raised
 
 
+_WRAPPED = re.compile(r"Error calling tool '[^']*'(: |$)")
+"""FastMCP's message for an unexpected exception it wraps, masked or not (a mounted server's
+tool is named as that server knows it)."""
+
+
 def _wrapped_by_fastmcp(exc: BaseException, name: object) -> bool:
-    """FastMCP's own wrapping of an unexpected exception (masked or not), not a tool's deliberate error."""
-    said = str(exc)
-    wrapped = f"Error calling tool {name!r}"
-    return said == wrapped or said.startswith(wrapped + ": ")
+    """FastMCP's own wrapping of an unexpected exception, not a tool's deliberate error."""
+    return _WRAPPED.match(str(exc)) is not None
