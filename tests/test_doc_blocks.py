@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from processes import free_port
+from processes import free_port, interrupt, start
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "README.md"]
@@ -98,7 +97,7 @@ class Serving:
     def __init__(self, command: list[str], port: int, env: dict[str, str], log: Path) -> None:
         self.port, self.log = port, log
         with log.open("w") as err:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=err, stderr=subprocess.STDOUT)
+            self.process = start(command, cwd=ROOT, env=env, stdout=err, stderr=subprocess.STDOUT)
 
     def __enter__(self) -> Serving:
         deadline = time.monotonic() + 30
@@ -112,12 +111,7 @@ class Serving:
                 time.sleep(0.05)
 
     def __exit__(self, *exc: object) -> None:
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        interrupt(self.process)
 
 
 def run_script(code: str, tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

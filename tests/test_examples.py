@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
+import re
 import socket
 import subprocess
 import sys
@@ -21,13 +21,14 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
-from processes import free_port
+from processes import free_port, interrupt, sigint_ignored, start
 
 from mcpobs import semconv as S
 
@@ -80,7 +81,7 @@ def serving(command: list[str], port: int, env: dict[str, str], tmp_path: Path) 
     out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     served = Served()
     with out.open("w") as stdout, err.open("w") as stderr:
-        process = subprocess.Popen(command, cwd=EXAMPLES.parent, env=env, stdout=stdout, stderr=stderr)
+        process = start(command, cwd=EXAMPLES.parent, env=env, stdout=stdout, stderr=stderr)
     try:
         deadline = time.monotonic() + 15
         while True:
@@ -93,12 +94,7 @@ def serving(command: list[str], port: int, env: dict[str, str], tmp_path: Path) 
                 time.sleep(0.05)
         yield served
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        interrupt(process)
         served.stdout, served.stderr = out.read_text(), err.read_text()
 
 
@@ -106,7 +102,8 @@ async def test_shop_http_serves_the_shop_and_exports_as_the_otel_variables_say(t
     port = free_port()
     env = environment(**{**CONSOLE, "OTEL_METRICS_EXPORTER": "console", "OTEL_SERVICE_NAME": "shop-example"})
     command = [sys.executable, "examples/shop_http.py", "--port", str(port)]
-    with serving(command, port, env, tmp_path) as served:
+    # SIGINT ignored, as in a shell's background job (`pytest ... &`): the Ctrl-C sent to the shop still stops it
+    with sigint_ignored(), serving(command, port, env, tmp_path) as served:
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             assert not (await client.call_tool("get_order_status", {"order_id": "O-1873"})).is_error
             assert (await client.call_tool("get_order_status", {"order_id": "O-404"})).is_error
@@ -220,9 +217,18 @@ async def test_zero_code_server_is_instrumented_by_opentelemetry_instrument(tmp_
     ]
 
 
+@dataclass
+class StackRun:
+    """`scripts/stack` as the test ran it: what it printed to export, and what it left when stopped."""
+
+    exports: dict[str, str] = field(default_factory=dict)
+    folder: Path | None = None  # the temporary folder it said it keeps its logs and data in
+    left_running: bool = False  # a process of its group (Jaeger, Prometheus) outlived it
+
+
 @contextmanager
-def stack_running(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """`scripts/stack` on free ports; yields the variables its printed `export` lines set."""
+def stack_running(tmp_path: Path) -> Iterator[StackRun]:
+    """`scripts/stack` on free ports, stopped with Ctrl-C at the end (whatever our SIGINT is)."""
     if not all(os.access(BACKENDS / name, os.X_OK) for name in ("jaeger", "prometheus")):
         message = f"Jaeger and Prometheus are not built in {BACKENDS}: run scripts/build-backends"
         if os.environ.get("CI") == "true":
@@ -238,34 +244,29 @@ def stack_running(tmp_path: Path) -> Iterator[dict[str, str]]:
         "JAEGER_QUERY_HTTP": f"127.0.0.1:{ports['query']}",
         "JAEGER_QUERY_GRPC": f"127.0.0.1:{ports['query_grpc']}",
         "JAEGER_HEALTH": f"127.0.0.1:{ports['health']}",
+        "TMPDIR": str(tmp_path),  # its mktemp folder, should it fail to remove it
     }
     log = tmp_path / "stack.log"
     with log.open("w") as stderr:
-        stack = subprocess.Popen(
-            [str(ROOT / "scripts" / "stack")], env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
-        )
+        stack = start([str(ROOT / "scripts" / "stack")], env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
+    run = StackRun()
     try:
         assert stack.stdout is not None
-        exports: dict[str, str] = {}
         for line in stack.stdout:  # the export block ends with the metric interval
             if line.startswith("export "):
                 key, _, value = line.removeprefix("export ").strip().partition("=")
-                exports[key] = value
-            if "OTEL_METRIC_EXPORT_INTERVAL" in exports:
+                run.exports[key] = value
+            if "OTEL_METRIC_EXPORT_INTERVAL" in run.exports:
                 break
-        assert exports, f"scripts/stack printed no exports: {log.read_text()}"
-        yield {
-            **exports,
-            "JAEGER": f"http://127.0.0.1:{ports['query']}",
-            "PROMETHEUS": f"http://127.0.0.1:{ports['prom']}",
-        }
+        assert run.exports, f"scripts/stack printed no exports: {log.read_text()}"
+        run.exports["JAEGER"] = f"http://127.0.0.1:{ports['query']}"
+        run.exports["PROMETHEUS"] = f"http://127.0.0.1:{ports['prom']}"
+        yield run
     finally:
-        stack.send_signal(signal.SIGINT)  # Ctrl-C: the script stops both backends
-        try:
-            stack.wait(20)
-        except subprocess.TimeoutExpired:
-            stack.kill()
-            stack.wait()
+        # Ctrl-C: the script stops both backends and removes its folder; anything it left is killed
+        run.left_running = interrupt(stack, grace=20)
+        said = re.search(r"\(logs in (.+)\)", log.read_text())
+        run.folder = Path(said[1]) if said else None
 
 
 def get_json(url: str, **params: str) -> Any:
@@ -302,7 +303,9 @@ def jaeger_calls(jaeger: str, service: str) -> list[tuple[str, str]]:
 
 @pytest.mark.e2e
 async def test_shop_http_with_the_stack_exports_lands_in_jaeger_and_prometheus(tmp_path):
-    with stack_running(tmp_path) as exports:
+    # SIGINT ignored, as in a shell's background job: the Ctrl-C sent to the shop and the stack still stops them
+    with sigint_ignored(), stack_running(tmp_path) as stack:
+        exports = stack.exports
         service = exports["OTEL_SERVICE_NAME"]
         port = free_port()
         command = [sys.executable, "examples/shop_http.py", "--port", str(port)]
@@ -324,3 +327,6 @@ async def test_shop_http_with_the_stack_exports_lands_in_jaeger_and_prometheus(t
             time.sleep(0.3)
         by_outcome = {r["metric"].get(S.OUTCOME.replace(".", "_")): float(r["value"][1]) for r in result}
         assert by_outcome.get("tool_error") == 1
+    assert not stack.left_running, "scripts/stack exited on Ctrl-C but left Jaeger or Prometheus running"
+    assert stack.folder is not None and stack.folder.is_relative_to(tmp_path), stack.folder
+    assert not stack.folder.exists(), f"scripts/stack left its temporary folder {stack.folder}"

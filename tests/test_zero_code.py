@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from mcpobs._version import DISTRIBUTION
+
 HERE = Path(__file__).parent
 REPORT = (
     "import logging, signal, sys\n"
@@ -56,6 +58,6 @@ def test_mcpobs_instrument_configures_from_otel_variables(tmp_path):
 def test_opentelemetry_instrument_configures_and_instruments(tmp_path):
     tracer, _meter, _sigterm, _handlers, middleware = _run("", tmp_path, zero_code=True)
     assert (tracer, middleware) == ("TracerProvider", "ServerMiddleware")
-    off = {**ENV, "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "mcpobs"}
+    off = {**ENV, "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": DISTRIBUTION}
     tracer, _meter, _sigterm, _handlers, middleware = _run("", tmp_path, zero_code=True, env=off)
     assert (tracer, middleware) == ("ProxyTracerProvider", "OpenTelemetryMiddleware")

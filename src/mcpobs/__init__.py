@@ -50,6 +50,9 @@ __all__ = [
 def instrument(**options: Any) -> None:
     """Instrument the MCP SDK in this process; calling it again changes nothing.
 
+    A second call with other options warns once that they are ignored (`uninstrument()` first
+    to change them).
+
     Options (all optional):
 
     - ``tracer_provider``, ``meter_provider``: where spans and metrics go; the global
@@ -72,6 +75,9 @@ def instrument(**options: Any) -> None:
     """
     instrumentor = MCPInstrumentor()
     if instrumentor.is_instrumented_by_opentelemetry:
+        from mcpobs._core.config import warn_if_ignored
+
+        warn_if_ignored(instrumentor.in_effect, options)  # one warning line when they differ
         return
     from mcpobs._core.config import settings_from
 

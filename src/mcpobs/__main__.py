@@ -1,43 +1,126 @@
-"""`python -m mcpobs`: the command line (`demo`, `jaeger-url`, `reference`, `conventions`, `tail-sampling`,
-`contract snapshot|diff`)."""
+"""`python -m mcpobs` (or `mcpobs`): the command line (`demo`, `jaeger-url`, `reference`, `conventions`,
+`tail-sampling`, `contract snapshot|diff`).
+
+A mistake on the command line (a bad module, a dead URL, a missing file, no service name)
+is one line on stderr and exit status 2; a traceback means a bug in mcpobs.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
+
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": (
+        "run an instrumented shop server through every outcome and show the traces",
+        "Runs a small shop server, instrumented, and a client that drives it through every outcome (ok, tool error, "
+        "crash, caller's mistakes, pending input, progress, cancellation, a subscription). With no OTLP endpoint "
+        "set, prints each trace as a tree and a metrics summary; with OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal "
+        "one) set, sends each signal there and says what happened to it.",
+    ),
+    "reference": (
+        "print the attribute and metric reference (docs/reference.md)",
+        "Prints every attribute, metric, outcome and bound mcpobs emits, as Markdown, from the registry "
+        "(mcpobs.semconv): the text of docs/reference.md.",
+    ),
+    "jaeger-url": (
+        "print a Jaeger query URL for a service's recent traces",
+        "Prints a Jaeger query API URL (/api/v3/traces, with the time window and limit Jaeger requires) for one "
+        "service's recent traces. The Jaeger address is JAEGER_QUERY_HTTP (default 127.0.0.1:16686, as "
+        "scripts/stack serves it).",
+    ),
+    "conventions": (
+        "print the conventions' requirement table (docs/conventions.md)",
+        "Prints the MCP semantic conventions' requirements and how mcpobs meets each, as Markdown: the text of "
+        "docs/conventions.md.",
+    ),
+    "tail-sampling": (
+        "print the collector's tail-sampling config (deploy/tail-sampling.yaml)",
+        "Prints the OpenTelemetry Collector tail-sampling configuration that keeps every failed or slow MCP trace "
+        "(deploy/tail-sampling.yaml), generated from the registry's outcomes.",
+    ),
+    "contract": (
+        "snapshot a server's tools, or diff two snapshots",
+        "What a release changes in the tools clients depend on: snapshot a server's tools as JSON, then diff two "
+        "snapshots to classify each change as breaking, additive or safe.",
+    ),
+}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mcpobs", description="OpenTelemetry for MCP servers and clients.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="run an instrumented shop server through every outcome and show the traces")
-    commands.add_parser("reference", help="print the attribute and metric reference (docs/reference.md)")
-    url = commands.add_parser("jaeger-url", help="print a Jaeger query URL for a service's recent traces")
-    url.add_argument("--service", default=None, help="service.name (default: OTEL_SERVICE_NAME)")
+def _parser() -> argparse.ArgumentParser:
+    from mcpobs import semconv
+    from mcpobs._version import DISTRIBUTION, __version__
+
+    parser = argparse.ArgumentParser(
+        prog="mcpobs",
+        description="OpenTelemetry for MCP servers and clients.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the --version line stays one line
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"mcpobs {__version__} ({DISTRIBUTION}, {semconv.CONVENTION_VERSION})"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str) -> argparse.ArgumentParser:
+        short, long = _COMMANDS[name]
+        return commands.add_parser(name, help=short, description=long)
+
+    command("demo")
+    command("reference")
+    url = command("jaeger-url")
+    url.add_argument(
+        "--service", default=None, help="service.name (default: OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES)"
+    )
     url.add_argument("--operation", default=None, help="a span name, e.g. 'tools/call get_order_status'")
     url.add_argument("--minutes", type=float, default=60, help="how far back (default 60)")
     url.add_argument("--limit", type=int, default=20, help="at most this many traces (default 20)")
-    commands.add_parser("conventions", help="print the conventions' requirement table (docs/conventions.md)")
-    commands.add_parser("tail-sampling", help="print the collector's tail-sampling config (deploy/tail-sampling.yaml)")
-    contract = commands.add_parser("contract", help="snapshot a server's tools, or diff two snapshots")
-    actions = contract.add_subparsers(dest="action", required=True)
-    snap = actions.add_parser("snapshot", help="print a server's tools as JSON")
+    command("conventions")
+    command("tail-sampling")
+    contract = command("contract")
+    actions = contract.add_subparsers(dest="action", required=True, metavar="ACTION")
+    snap = actions.add_parser(
+        "snapshot",
+        help="print a server's tools as JSON",
+        description="Prints the tools a server offers (as tools/list sends them, with their fingerprints) as JSON.",
+    )
     snap.add_argument("target", help="module:attribute naming a server (or a factory), or the server's URL")
-    compare = actions.add_parser("diff", help="classify each change; exit status 1 when anything breaks")
-    compare.add_argument("old")
-    compare.add_argument("new")
-    args = parser.parse_args(argv)
+    compare = actions.add_parser(
+        "diff",
+        help="classify each change; exit status 1 when anything breaks",
+        description="Classifies each change from OLD to NEW as breaking, additive or safe, for old clients of the "
+        "new server and new clients of an old replica. Exit status 1 when anything breaks, 2 when an argument "
+        "cannot be used.",
+    )
+    for which in ("old", "new"):
+        compare.add_argument(
+            which, help=f"the {which} snapshot file, or a server (module:attribute or URL) to snapshot now"
+        )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from mcpobs._cli import CommandError
+
+    try:
+        return _run(args)
+    except CommandError as error:
+        print(
+            f"mcpobs {args.command}{' ' + args.action if args.command == 'contract' else ''}: {error}", file=sys.stderr
+        )
+        return 2
+
+
+def _run(args: Any) -> int:
     if args.command == "demo":
         from mcpobs._cli.demo import run
 
         return run(sys.stdout)
     if args.command == "jaeger-url":
-        import os
+        from mcpobs._cli.jaeger import service_name, traces_url
 
-        from mcpobs._cli.jaeger import traces_url
-
-        service = args.service or os.environ.get("OTEL_SERVICE_NAME") or "unknown_service"
-        print(traces_url(service, args.operation, minutes=args.minutes, limit=args.limit))
+        print(traces_url(args.service or service_name(), args.operation, minutes=args.minutes, limit=args.limit))
         return 0
     if args.command == "reference":
         from mcpobs._cli.reference import render
@@ -56,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from mcpobs._cli import contract_diff as _contract_diff
 
+    sys.path.insert(0, "")  # module:attribute is looked up from the current directory too
     if args.action == "snapshot":
-        sys.path.insert(0, "")  # module:attribute is looked up from the current directory too
         print(_contract_diff.main_snapshot(args.target))
         return 0
     text, status = _contract_diff.main_diff(args.old, args.new)

@@ -13,7 +13,7 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type:
 
 from mcpobs._client import fastmcp as _fastmcp_client
 from mcpobs._client import seams as _client
-from mcpobs._core.config import settings_from
+from mcpobs._core.config import InEffect, settings_from
 from mcpobs._core.inventory import SUPPORTED
 from mcpobs._core.patches import Changes
 from mcpobs._core.telemetry import Telemetry
@@ -32,7 +32,7 @@ class MCPInstrumentor(BaseInstrumentor):
     """OpenTelemetry instrumentor for the MCP Python SDK.
 
     `opentelemetry-instrument` finds it through the `opentelemetry_instrumentor` entry
-    point named `mcpobs`; `OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcpobs` turns it off.
+    point named `mcpobs-otel` (the distribution's name); `OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcpobs-otel` turns it off.
     In code, prefer `mcpobs.instrument()`, which also configures OpenTelemetry from the
     `OTEL_*` variables when nothing else did; `instrument()` here (as contrib's do) only
     instruments, onto the providers given or the global ones. Under `opentelemetry-instrument`
@@ -40,12 +40,15 @@ class MCPInstrumentor(BaseInstrumentor):
     """
 
     _changes: Changes | None = None
+    in_effect: InEffect | None = None
+    """The options of the instrumentation in place, for `instrument()` called again."""
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
         settings = settings_from(kwargs)
+        self.in_effect = InEffect(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         telemetry = Telemetry(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         changes = self._changes = Changes()
         _transport.activate(telemetry)
@@ -63,5 +66,6 @@ class MCPInstrumentor(BaseInstrumentor):
 
     def _uninstrument(self, **kwargs: Any) -> None:
         changes, self._changes = self._changes, None
+        self.in_effect = None
         if changes is not None:
             changes.undo()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import free_port, stop
+from processes import free_port, start, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -73,7 +73,7 @@ def run(name: str, cmd: list[str], ready_url: str, url: str, workdir: Path, env:
     """Start a backend, wait until `ready_url` answers 200, stop it afterwards."""
     log = workdir / f"{name}.log"
     with log.open("wb") as out:
-        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env}, cwd=workdir)
+        process = start(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env}, cwd=workdir)
     backend = Backend(name, url, log, process)
     try:
         deadline = time.monotonic() + 60

@@ -23,8 +23,9 @@ import importlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from mcpobs._cli import CommandError
 from mcpobs._core.contract import contract_fingerprint, schema_fingerprint, wire_tool
 
 Verdict = Literal["breaking", "additive", "safe"]
@@ -49,7 +50,7 @@ async def snapshot(target: str) -> dict[str, Any]:
     """The tools a server offers: `target` is `module:attribute` naming a server, or a URL."""
     from mcp import Client
 
-    source: Any = target if "://" in target else _load(target)
+    source: Any = target if "://" in target else _loaded(target)
     async with Client(source) as client:
         listing = await client.list_tools()
     tools = [wire_tool(t) for t in listing.tools]
@@ -225,16 +226,82 @@ def _property_changes(
 
 
 def main_snapshot(target: str) -> str:
-    import anyio
-
-    return json.dumps(anyio.run(snapshot, target), indent=2, sort_keys=True)
+    return json.dumps(_snapshot_of(target), indent=2, sort_keys=True)
 
 
-def main_diff(old_path: str, new_path: str) -> tuple[str, int]:
-    with open(old_path) as f:
-        old = json.load(f)
-    with open(new_path) as f:
-        new = json.load(f)
-    changes = diff(old, new)
+def main_diff(old: str, new: str) -> tuple[str, int]:
+    """`old` and `new` are snapshot files, or (for a snapshot taken now) a module:attribute or a URL."""
+    changes = diff(_read(old), _read(new))
     lines = [str(c) for c in changes] or ["no changes"]
     return "\n".join(lines), 1 if any(c.verdict == "breaking" for c in changes) else 0
+
+
+def _snapshot_of(target: str) -> dict[str, Any]:
+    import anyio
+
+    if "://" not in target:
+        _loaded(target)  # a bad module or attribute is reported before any connection
+    try:
+        return anyio.run(snapshot, target)
+    except CommandError:
+        raise
+    except Exception as exc:
+        where = f"the server at {target}" if "://" in target else f"the server {target}"
+        raise CommandError(f"could not list the tools of {where}: {_reason(exc)}") from exc
+
+
+def _loaded(target: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise CommandError(
+            f"{target!r} is neither a snapshot file nor a server: name a server as module:attribute "
+            "(e.g. shop.server:mcp, looked up from the current directory) or give its URL (http://...)"
+        )
+    try:
+        return _load(target)
+    except ModuleNotFoundError as exc:
+        raise CommandError(
+            f"cannot import {exc.name or module_name!r} (for {target}): run from the folder that holds it, or put it on PYTHONPATH"
+        ) from exc
+    except AttributeError as exc:
+        raise CommandError(f"{target}: module {module_name!r} has no {attribute!r}") from exc
+    except Exception as exc:
+        raise CommandError(f"{target}: importing or building the server failed: {_reason(exc)}") from exc
+
+
+def _read(argument: str) -> Mapping[str, Any]:
+    """A snapshot from a file (what `contract snapshot` printed), or taken now from a server."""
+    from pathlib import Path
+
+    path = Path(argument)
+    if not path.exists():
+        if "://" in argument or (":" in argument and not argument.endswith(".json")):
+            return _snapshot_of(argument)
+        raise CommandError(f"{argument}: no such file (give a file `mcpobs contract snapshot` wrote, or a server)")
+    try:
+        loaded: object = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"{argument}: cannot read it: {_reason(exc)}") from exc
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{argument}: not JSON ({exc}); give a file `mcpobs contract snapshot` wrote") from exc
+    tools: object = cast(dict[str, object], loaded).get("tools") if isinstance(loaded, dict) else None
+    if not isinstance(tools, list) or not all(_is_tool(tool) for tool in cast(list[object], tools)):
+        raise CommandError(
+            f'{argument}: not a snapshot (expected {{"tools": [...]}} as `mcpobs contract snapshot` writes)'
+        )
+    return cast(Mapping[str, Any], loaded)
+
+
+def _is_tool(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(cast(dict[str, object], value).get("name"), str)
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of `exc` in a few words (task groups wrap connection errors in groups)."""
+    inner = _first_leaf(exc)
+    return f"{type(inner).__name__}: {inner}" if str(inner) else type(inner).__name__
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    inner: tuple[BaseException, ...] = getattr(exc, "exceptions", ())
+    return _first_leaf(inner[0]) if issubclass(type(exc), BaseExceptionGroup) and inner else exc

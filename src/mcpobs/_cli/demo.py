@@ -1,14 +1,16 @@
 """`python -m mcpobs demo`: a small shop server, instrumented, driven through every outcome.
 
-With no backend configured the traces are printed as trees and the metrics as a summary;
-with ``OTEL_EXPORTER_OTLP_ENDPOINT`` set, everything goes to that endpoint instead.
+With no backend configured the traces are printed as trees and the metrics as a summary.
+With an OTLP endpoint set (``OTEL_EXPORTER_OTLP_ENDPOINT`` or a per-signal one) each signal
+goes there if its endpoint takes it, and the demo says, signal by signal, where it went or
+why it did not (`destinations`); when no endpoint takes anything, it prints the trees.
 """
 
 from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, TextIO
 
 import anyio
@@ -18,10 +20,13 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from pydantic import BaseModel
 
 from mcpobs import semconv as S
+from mcpobs._cli import destinations
 from mcpobs._cli.jaeger import traces_url
 from mcpobs._cli.serving import serve
 
 ORDERS = {"O-1873": "delivered", "O-2001": "shipped"}
+_PROMETHEUS_OTLP = "/api/v1/otlp/v1/metrics"
+"""The path of Prometheus's OTLP receiver: a metrics URL ending so is a Prometheus one can query."""
 _KEY_ATTRIBUTES = (
     S.GEN_AI_TOOL_NAME,
     S.FAILURE_BOUNDARY,
@@ -165,6 +170,10 @@ def run(out: TextIO) -> int:
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
     exporting = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}ENDPOINT") for kind in ("", "TRACES_", "METRICS_"))
     captured = None
+    sent: dict[destinations.Signal, destinations.Destination] = {}
+    if exporting:
+        sent = destinations.check(os.environ)  # a refusing endpoint's signal is turned off, not retried
+        exporting = any(d.sending for d in sent.values())
     if exporting:
         mcpobs.instrument()
     else:
@@ -177,22 +186,12 @@ def run(out: TextIO) -> int:
         url = f"{base}/mcp"
         anyio.run(_drive, url, shop, out)
     if captured is None:
-        from opentelemetry import metrics, trace
-
-        for provider in (trace.get_tracer_provider(), metrics.get_meter_provider()):
-            flush = getattr(provider, "force_flush", None)
-            if flush:
-                flush()
-        service = os.environ.get("OTEL_SERVICE_NAME", "unknown_service")
-        for kind in ("", "TRACES_", "METRICS_"):
-            if endpoint := os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}ENDPOINT"):
-                out.write(f"\nSent {kind.rstrip('_').lower() or 'everything'} to {endpoint}.")
-        out.write(
-            f"\nWith scripts/stack, the traces (Jaeger's query API; the UI at http://127.0.0.1:16686 under "
-            f"docker compose):\n  {traces_url(service)}\nmetrics at http://127.0.0.1:9090: try "
-            f"sum by ({S.prometheus_label(S.OUTCOME)}) ({S.prometheus_name(S.SERVER_REQUESTS)}).\n"
-        )
+        _flush()
+        _report(sent, out)
         return 0
+    if sent:
+        out.write("\nNothing was exported:\n" + "".join(f"  {d.line()}\n" for d in sent.values()))
+        out.write("so here is what was recorded, in memory.\n")
     out.write(f"\nTraces (name, kind, duration, {S.OUTCOME}, key attributes):\n")
     spans = captured.spans()
     by_trace: dict[int, list[Any]] = defaultdict(list)
@@ -206,3 +205,46 @@ def run(out: TextIO) -> int:
     _summary(captured.reader, out)
     mcpobs.uninstrument()
     return 0
+
+
+def _flush() -> None:
+    from opentelemetry import metrics, trace
+
+    for provider in (trace.get_tracer_provider(), metrics.get_meter_provider()):
+        flush = getattr(provider, "force_flush", None)
+        if flush:
+            flush()
+
+
+def _service_name() -> str | None:
+    """The service.name the spans carry (OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES); None if the SDK's default."""
+    from opentelemetry import trace
+
+    resource = getattr(trace.get_tracer_provider(), "resource", None)
+    name = resource.attributes.get("service.name") if resource is not None else None
+    return name if isinstance(name, str) and not name.startswith("unknown_service") else None
+
+
+def _report(sent: Mapping[destinations.Signal, destinations.Destination], out: TextIO) -> None:
+    """What happened to each signal, and where to look for what was sent."""
+    out.write("\n" + "".join(f"{d.line()}\n" for d in sent.values()))
+    traces, metrics = sent.get("traces"), sent.get("metrics")
+    if traces is not None and traces.state == "sent":
+        service = _service_name()
+        if service is None:
+            out.write(
+                "The spans carry the SDK's default service name (unknown_service:...): set OTEL_SERVICE_NAME "
+                "to find them by a name of yours.\n"
+            )
+        else:
+            out.write(
+                f"Its traces in Jaeger's query API (the UI at http://127.0.0.1:16686 under docker compose):\n"
+                f"  {traces_url(service)}\n"
+            )
+    if metrics is not None and metrics.state == "sent":
+        query = f"sum by ({S.prometheus_label(S.OUTCOME)}) ({S.prometheus_name(S.SERVER_REQUESTS)})"
+        prometheus = metrics.url.removesuffix(_PROMETHEUS_OTLP)
+        if prometheus != metrics.url:
+            out.write(f"Its metrics in Prometheus at {prometheus}: try {query}.\n")
+        else:
+            out.write(f"Its metrics are {S.SERVER_REQUESTS.name} and {S.SERVER_OPERATION_DURATION.name} there.\n")

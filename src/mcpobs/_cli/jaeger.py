@@ -23,6 +23,26 @@ def query_base() -> str:
     return address if "://" in address else f"http://{address}"
 
 
+def service_name() -> str:
+    """The service.name the SDK would give spans here (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES).
+
+    Raises `CommandError` when neither names one: a URL for `unknown_service` finds nothing useful.
+    """
+    from opentelemetry.sdk.resources import Resource
+
+    from mcpobs._cli import CommandError
+
+    try:
+        name = Resource.create().attributes.get("service.name")
+    except Exception:  # a malformed OTEL_RESOURCE_ATTRIBUTES, say
+        name = None
+    if not isinstance(name, str) or not name or name.startswith("unknown_service"):
+        raise CommandError(
+            "no service name: pass --service NAME, or set OTEL_SERVICE_NAME to the service.name your spans carry"
+        )
+    return name
+
+
 def traces_url(
     service: str,
     operation: str | None = None,

@@ -1,28 +1,40 @@
-"""One outbound request, and how its span is handed from the seam that opens it to the others.
+"""One outbound request, which owns its life: opened, replied or failed, ended and counted.
 
 A request passes several seams of the SDK's client (`ClientSession.call_tool`, then
 `send_request`, then the dispatcher's `send_raw_request` and its `otel_span`). The first
-seam that sees it opens a `ClientCall` and makes it current (`enter`); the seams below read
-it with `current()` or `sending()` instead of opening a span of their own. That is the
-whole hand-off: one contextvar holding the call, and the call's own span as the current
-OpenTelemetry span.
+seam that sees it opens a `ClientCall` (`spans.ClientSpans.open`) and makes it current
+(`enter`); the seams below read it with `current()` or `sending()` instead of opening a span
+of their own. That is the whole hand-off: one contextvar holding the call, and the call's own
+span as the current OpenTelemetry span.
+
+The call is told what happened (`replied` or `failed`) and then `end`s itself: one
+classification, written onto its span and counted once. A call opened inside a multi-round
+operation or a connection's negotiation is claimed by that `Holder`, which may keep its span
+open when it would end (an operation's anchor, a `server/discover` probe) and end it later
+with the outcome it settles on (`end_as`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span
 
-from mcpobs._core.guard import report
-
-if TYPE_CHECKING:
-    from mcpobs._client.rounds import Operation
-    from mcpobs._core.outcome import Classification
+from mcpobs import semconv as S
+from mcpobs._client import classify, memory
+from mcpobs._core import hooks as _hooks
+from mcpobs._core import outcome as _outcome
+from mcpobs._core.guard import guarded, report
+from mcpobs._core.labels import LabelSets
+from mcpobs._core.methods import input_methods
+from mcpobs._core.names import bounded_version
+from mcpobs._core.outcome import Classification
+from mcpobs._core.telemetry import Telemetry
 
 
 class Outbound(NamedTuple):
@@ -30,6 +42,30 @@ class Outbound(NamedTuple):
 
     method: str
     params: Any = None
+
+
+class Holder(Protocol):
+    """What claims a call for longer than its own request: an operation, a negotiation."""
+
+    def annotate(self, call: ClientCall, result: Any, attrs: dict[str, Any]) -> None:
+        """Add to the attributes a successful reply writes (the handshake's fallback flag)."""
+        ...
+
+    def claim(self, call: ClientCall, exc: BaseException | None) -> bool:
+        """The call would end now: True when the holder keeps it and ends it later."""
+        ...
+
+
+class Recorder:
+    """What every client call shares to record itself: the telemetry, the label sets, the hooks."""
+
+    __slots__ = ("labels", "request_hook", "response_hook", "telemetry")
+
+    def __init__(self, telemetry: Telemetry) -> None:
+        self.telemetry = telemetry
+        self.labels = LabelSets(S.CLIENT_REQUESTS, errors_only=False)
+        self.request_hook: Callable[..., Any] | None = telemetry.settings.client_request_hook
+        self.response_hook: Callable[..., Any] | None = telemetry.settings.client_response_hook
 
 
 class ClientCall:
@@ -42,16 +78,18 @@ class ClientCall:
         "description",
         "elapsed",
         "fingerprint",
+        "holder",
         "labels_key",
         "method",
-        "op",
+        "recorder",
         "request_id",
         "session",
         "span",
         "start",
     )
 
-    def __init__(self, session: Any, method: str, span: Span, labels_key: tuple[Any, ...]) -> None:
+    def __init__(self, recorder: Recorder, session: Any, method: str, span: Span, labels_key: tuple[Any, ...]) -> None:
+        self.recorder = recorder
         self.session = session
         self.method = method
         self.span = span
@@ -60,6 +98,7 @@ class ClientCall:
         self.start = time.perf_counter()
         self.elapsed: float | None = None
         self.cls: Classification | None = None
+        """How the request ended, once it has (None while it is in flight)."""
         self.request_id: object = None
         """The id the request went out with (in process: the one the receiving side minted),
         written on the span with the outcome: one attribute batch, not two."""
@@ -67,9 +106,106 @@ class ClientCall:
         """The span status description when it failed: the JSON-RPC error's or the exception's message."""
         self.awaiting_send = False
         """True while `ClientSession.call_tool` holds the span and its `send_request` has not taken it."""
-        self.op: Operation | None = None
+        self.holder: Holder | None = None
+        """The operation or negotiation this call belongs to, if any."""
         self.fingerprint: str | None = None
         """The schema fingerprint of the tool as this session last listed it (tools/call only)."""
+
+    # -- what happened ------------------------------------------------------------------------
+
+    def requested(self, request: Any) -> None:
+        """The user's `client_request_hook`, for a span that records."""
+        hook = self.recorder.request_hook
+        if hook is not None and self.span.is_recording():
+            _hooks.run("client_request_hook", hook, self.span, request)
+
+    def replied(self, result: Any) -> None:
+        """The request was answered; the span may stay open (e.g. while `call_tool` validates)."""
+        span = self.span
+        try:  # not `guarded`: this runs on every request, and a try costs nothing
+            self.elapsed = time.perf_counter() - self.start
+            self.cls = cls = classify.from_result(result)
+            if cls is _outcome.PENDING_INPUT and span.is_recording():
+                span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
+            elif self.method == "tools/list":
+                memory.remember_listing(self.session, result)
+            elif self.method == "initialize" and span.is_recording():
+                span.set_attributes(self._handshake(result))
+        except Exception as err:
+            report("client classification", err)
+        hook = self.recorder.response_hook
+        if hook is not None and span.is_recording():
+            _hooks.run("client_response_hook", hook, span, result)
+
+    def failed(self, exc: BaseException) -> None:
+        """The request raised: no reply, or an error reply the SDK raised as `MCPError`."""
+        try:
+            self.elapsed = time.perf_counter() - self.start
+            self.cls = classify.from_exception(exc)
+            self.description = _outcome.description(exc)
+        except Exception as err:
+            report("client classification", err)
+
+    def reclassify(self, cls: Classification, exc: BaseException) -> None:
+        """What the SDK did after the reply changed the outcome (an output that failed validation)."""
+        self.cls = cls
+        self.description = _outcome.description(exc)
+
+    def _handshake(self, result: Any) -> dict[str, Any]:
+        """What a successful `initialize` tells: the revision settled on (and what its holder adds)."""
+        attrs: dict[str, Any] = {
+            S.SESSION_NEGOTIATED_VERSION: bounded_version(getattr(result, "protocol_version", None))
+        }
+        if self.holder is not None:
+            self.holder.annotate(self, result, attrs)
+        return attrs
+
+    # -- the end ------------------------------------------------------------------------------
+
+    def end(self, exc: BaseException | None = None, end_time: int | None = None) -> None:
+        """End and count the call, unless its holder claims it (it then ends it later)."""
+        try:
+            if self.cls is None:  # the request never ran (e.g. call_tool failed before sending)
+                self.elapsed = time.perf_counter() - self.start
+                self.cls = classify.from_exception(exc) if exc is not None else _outcome.OK
+                self.description = _outcome.description(exc)
+            cls = self.cls
+            holder = self.holder
+            if holder is not None and holder.claim(self, exc):
+                return
+            self.end_as(cls, exc, end_time)
+            self.count(cls)
+        except Exception as err:
+            report("client span end", err)
+            with guarded("client span end (fallback)"):
+                self.span.end()
+
+    def end_as(self, cls: Classification, exc: BaseException | None, end_time: int | None = None) -> None:
+        """Write `cls` onto the span and end it (a holder calls this for a call it kept)."""
+        span = self.span
+        if span.is_recording():
+            attrs: dict[str, Any] = {}
+            if self.request_id is not None:
+                attrs[S.JSONRPC_REQUEST_ID] = self.recorder.telemetry.bound(self.request_id)
+            # A local failure's exception goes on the span; a server's message stays out.
+            local = exc if exc is not None and cls.error_type == type(exc).__qualname__ else None
+            _outcome.write(span, cls, attrs, local, self.description)
+        span.end(end_time)
+
+    def count(self, cls: Classification) -> None:
+        """The call's point in the duration histogram (if a latency sample) and its count."""
+        recorder = self.recorder
+        tel = recorder.telemetry
+        labels, counted = recorder.labels.with_outcome(self.labels_key, cls)
+        if cls.outcome in S.LATENCY_OUTCOMES and self.elapsed is not None:
+            # the span is no longer current here: hand it over so an exemplar points at this call
+            tel.client_duration.record(self.elapsed, labels, context=self.context)
+        tel.client_requests.add(1, counted)
+
+    @property
+    def in_flight(self) -> bool:
+        """Sent and not yet answered."""
+        return self.cls is None
 
 
 _current: ContextVar[ClientCall | None] = ContextVar("mcpobs_client_call", default=None)

@@ -35,8 +35,8 @@ class ListenStream:
             subscription = await self._stream.__aenter__()
         except BaseException as exc:
             calls.leave(tokens)
-            self._spans.settle(call, None, exc)
-            self._spans.finish(call, exc)
+            call.failed(exc)
+            call.end(exc)
             raise
         calls.leave(tokens)
         return subscription
@@ -59,5 +59,10 @@ class ListenStream:
         # The stream's own failures count; an exception from the host's code in the body does not.
         if exc is not None and not isinstance(exc, MCPError | SubscriptionLost) and not _outcome.is_cancellation(exc):
             exc = None
-        self._spans.settle(self._call, None, exc)  # type: ignore[arg-type]
-        self._spans.finish(self._call, exc)  # type: ignore[arg-type]
+        call = self._call
+        assert call is not None
+        if exc is not None:
+            call.failed(exc)
+        else:
+            call.replied(None)
+        call.end(exc)

@@ -13,80 +13,45 @@ from __future__ import annotations
 
 import time
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpobs import semconv as S
+from mcpobs._client.calls import ClientCall
 from mcpobs._core.guard import guarded
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs.semconv import Outcome
 
-if TYPE_CHECKING:
-    from mcpobs._client.calls import ClientCall
-    from mcpobs._client.spans import ClientSpans
 
+class Negotiation:
+    """One `negotiate_auto`: it claims the session's `server/discover` and `initialize` calls."""
 
-class _Negotiation:
-    __slots__ = ("held", "refused", "session")
+    __slots__ = ("held", "refused", "session", "settled")
 
     def __init__(self, session: Any) -> None:
         self.session = session
         self.held: list[tuple[ClientCall, BaseException | None, int]] = []
         self.refused = False
+        self.settled = False
 
+    def annotate(self, call: ClientCall, result: Any, attrs: dict[str, Any]) -> None:
+        attrs[S.SESSION_FALLBACK] = self.refused  # an initialize after a refused probe fell back
 
-_negotiation: ContextVar[_Negotiation | None] = ContextVar("mcpobs_client_negotiation", default=None)
+    def claim(self, call: ClientCall, exc: BaseException | None) -> bool:
+        """Keep a `server/discover` probe's span open until the negotiation settles."""
+        if call.method != "server/discover" or self.settled:
+            return False
+        self.held.append((call, exc, time.time_ns()))
+        if call.cls is not None and call.cls.outcome is not Outcome.OK:
+            self.refused = True
+        return True
 
-
-def _for(session: Any) -> _Negotiation | None:
-    negotiation = _negotiation.get()
-    return negotiation if negotiation is not None and negotiation.session is session else None
-
-
-def hold(call: ClientCall, exc: BaseException | None) -> bool:
-    """Keep a `server/discover` probe's span open until the negotiation settles; True when it was held."""
-    negotiation = _for(call.session)
-    if negotiation is None:
-        return False
-    negotiation.held.append((call, exc, time.time_ns()))
-    if call.cls is not None and call.cls.outcome is not Outcome.OK:
-        negotiation.refused = True
-    return True
-
-
-def handshake_attributes(call: ClientCall, result: Any) -> dict[str, Any]:
-    """What a successful `initialize` tells: the revision settled on and, in `auto` mode, the fallback."""
-    attrs: dict[str, Any] = {S.SESSION_NEGOTIATED_VERSION: bounded_version(getattr(result, "protocol_version", None))}
-    negotiation = _for(call.session)
-    if negotiation is not None:
-        attrs[S.SESSION_FALLBACK] = negotiation.refused
-    return attrs
-
-
-class Negotiator:
-    """Wraps `negotiate_auto` (as `mcp.client.client` imported it): holds and then settles the probes."""
-
-    def __init__(self, spans: ClientSpans) -> None:
-        self.spans = spans
-
-    async def negotiate_auto(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        session = args[0] if args else kwargs.get("session")
-        negotiation = _Negotiation(session)
-        token = _negotiation.set(negotiation)
-        try:
-            result = await wrapped(*args, **kwargs)
-        except BaseException:
-            _negotiation.reset(token)
-            self._settle(negotiation, connected=False)
-            raise
-        _negotiation.reset(token)
-        self._settle(negotiation, connected=True)
-        return result
-
-    def _settle(self, negotiation: _Negotiation, connected: bool) -> None:
-        session = negotiation.session
+    def settle(self, connected: bool) -> None:
+        """End the held probes, now that it is known whether the client fell back."""
+        self.settled = True
+        session = self.session
         fell_back = connected and getattr(session, "initialize_result", None) is not None
-        for call, exc, end_time in negotiation.held:
+        for call, exc, end_time in self.held:
             cls = call.cls
             attrs: dict[str, Any] = {}
             with guarded("negotiation attributes"):
@@ -101,4 +66,30 @@ class Negotiator:
                 if attrs and call.span.is_recording():
                     call.span.set_attributes(attrs)
             call.cls = cls
-            self.spans.finish(call, exc, end_time=end_time, held=True)
+            call.holder = None
+            call.end(exc, end_time)
+
+
+_negotiation: ContextVar[Negotiation | None] = ContextVar("mcpobs_client_negotiation", default=None)
+
+
+def holding(session: Any) -> Negotiation | None:
+    """The negotiation of `session` running in this context, if any: it claims the handshake calls."""
+    negotiation = _negotiation.get()
+    return negotiation if negotiation is not None and negotiation.session is session else None
+
+
+async def negotiate_auto(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """Wraps `negotiate_auto` (as `mcp.client.client` imported it): its probes are held, then settled."""
+    session = args[0] if args else kwargs.get("session")
+    negotiation = Negotiation(session)
+    token = _negotiation.set(negotiation)
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException:
+        _negotiation.reset(token)
+        negotiation.settle(connected=False)
+        raise
+    _negotiation.reset(token)
+    negotiation.settle(connected=True)
+    return result

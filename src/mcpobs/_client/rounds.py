@@ -1,24 +1,26 @@
 """Multi-round-trip operations (SEP-2322) on the client: the rounds nest under one anchor span.
 
-`Client.call_tool` / `get_prompt` / `read_resource` may take several rounds. The first round
-that comes back `input_required` becomes the anchor: its span stays open until the
-operation ends and takes the final outcome; the inputs the client supplies and the later
-rounds nest under it, so a slow human answer shows as such.
+`Client.call_tool` / `get_prompt` / `read_resource` may take several rounds. Each round's
+call is claimed by the operation; the first round that comes back `input_required` becomes
+the anchor: its span stays open until the operation ends and takes the final outcome; the
+inputs the client supplies and the later rounds nest under it, so a slow human answer shows
+as such.
 """
 
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from opentelemetry.context import Context
 
 from mcpobs import semconv as S
+from mcpobs._client import classify
+from mcpobs._client.calls import ClientCall
+from mcpobs._core import outcome as _outcome
+from mcpobs._core.guard import guarded, report
+from mcpobs._core.outcome import Classification
 from mcpobs.semconv import Outcome
-
-if TYPE_CHECKING:
-    from mcpobs._client.calls import ClientCall
-    from mcpobs._core.outcome import Classification
 
 
 class Operation:
@@ -32,6 +34,42 @@ class Operation:
         self.anchor: ClientCall | None = None
         self.rounds = 1
         self.last: Classification | None = None
+
+    def annotate(self, call: ClientCall, result: Any, attrs: dict[str, Any]) -> None:
+        return None  # a round's reply adds nothing of the operation's
+
+    def claim(self, call: ClientCall, exc: BaseException | None) -> bool:
+        """A round ends: note its outcome; True when it became the anchor (kept open)."""
+        cls = call.cls
+        assert cls is not None
+        anchor = self.anchor
+        if anchor is None and cls.outcome is not Outcome.PENDING_INPUT:
+            return False  # one round, answered: an ordinary call
+        self.last = cls
+        if anchor is not None:
+            anchor.description = call.description  # the anchor ends with the last round's outcome
+            return False
+        self.anchor = call
+        if call.span.is_recording():
+            call.span.set_attributes({S.MRTR_ROUND: 1, S.OUTCOME: cls.outcome.value})
+        call.count(cls)
+        return True
+
+    def end(self, exc: BaseException | None) -> None:
+        """The operation is over: its anchor takes the final outcome and ends."""
+        anchor = self.anchor
+        if anchor is None:
+            return
+        cls = self.last
+        if exc is not None and (cls is None or cls.outcome is Outcome.PENDING_INPUT):
+            cls = classify.from_exception(exc)  # e.g. an input the host refused, or rounds exhausted
+            anchor.description = _outcome.description(exc)
+        try:
+            anchor.end_as(cls or _outcome.OK, exc)
+        except Exception as err:
+            report("client operation end", err)
+            with guarded("client operation end (fallback)"):
+                anchor.span.end()
 
 
 _operation: ContextVar[Operation | None] = ContextVar("mcpobs_client_operation", default=None)
@@ -69,18 +107,3 @@ def anchor_parent() -> Context | None:
     if op is None or op.anchor is None:
         return None
     return op.anchor.context
-
-
-def become_anchor(call: ClientCall, cls: Classification) -> bool:
-    """Note a round's outcome on its operation; True when this round became the anchor."""
-    op = call.op
-    assert op is not None
-    op.last = cls
-    if op.anchor is not None:
-        op.anchor.description = call.description  # the anchor ends with the last round's outcome
-    if op.anchor is None and cls.outcome is Outcome.PENDING_INPUT:
-        op.anchor = call
-        if call.span.is_recording():
-            call.span.set_attributes({S.MRTR_ROUND: 1, S.OUTCOME: cls.outcome.value})
-        return True
-    return False

@@ -13,15 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from mcpobs import semconv as S
-from mcpobs._client import calls, classify, http, lifetime, memory, wire
+from mcpobs._client import calls, classify, http, lifetime, memory, negotiation, wire
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall, Outbound
 from mcpobs._client.listen import ListenStream
-from mcpobs._client.negotiation import Negotiator
 from mcpobs._client.side_spans import SideSpans
 from mcpobs._client.spans import ClientSpans
 from mcpobs._core import content as _content
-from mcpobs._core import outcome as _outcome
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
@@ -45,13 +43,13 @@ class ClientSeams:
         ):
             held.awaiting_send = False  # this request is the one `call_tool` opened the span for
             if self.spans.request_hook is not None:
-                self.spans.requested(held, args[0] if args else kwargs.get("request"))
+                held.requested(args[0] if args else kwargs.get("request"))
             try:
                 result = await wrapped(*args, **kwargs)
             except BaseException as exc:
-                self.spans.settle(held, None, exc)
+                held.failed(exc)
                 raise
-            self.spans.settle(held, result, None)
+            held.replied(result)
             return result
         call = None
         try:  # one guard, not `guarded` around `try_open`'s own: this runs on every request
@@ -87,12 +85,12 @@ class ClientSeams:
             result = await wrapped(*args, **kwargs)
         except BaseException as exc:
             calls.leave(tokens)
-            self.spans.settle(call, None, exc)
-            self.spans.finish(call, exc)
+            call.failed(exc)
+            call.end(exc)
             raise
         calls.leave(tokens)
-        self.spans.settle(call, result, None)
-        self.spans.finish(call)
+        call.replied(result)
+        call.end()
         return result
 
     async def call_tool(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -122,9 +120,8 @@ class ClientSeams:
         except BaseException as exc:
             calls.leave(tokens)
             if classify.failed_validation(call.cls, exc):
-                call.cls = classify.OUTPUT_VALIDATION
-                call.description = _outcome.description(exc)
-            self.spans.finish(call, exc)
+                call.reclassify(classify.OUTPUT_VALIDATION, exc)
+            call.end(exc)
             raise
         calls.leave(tokens)
         settings = self.telemetry.settings
@@ -133,7 +130,7 @@ class ClientSeams:
                 captured = _content.received_result(result, settings)
                 if captured is not None:
                     call.span.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, captured)
-        self.spans.finish(call)
+        call.end()
         return result
 
     def operation(self, method: str) -> Any:
@@ -146,11 +143,11 @@ class ClientSeams:
                 result = await wrapped(*args, **kwargs)
             except BaseException as exc:
                 _rounds.stop(token)
-                self.spans.end_operation(op, exc)
+                op.end(exc)
                 raise
             _rounds.stop(token)
             if op.anchor is not None:  # most calls take one round: nothing to end
-                self.spans.end_operation(op, None)
+                op.end(None)
             return result
 
         return drive
@@ -213,7 +210,6 @@ def patches(telemetry: Telemetry) -> list[Patch]:
     """The client-side seams."""
     seams = ClientSeams(telemetry)
     side = SideSpans(telemetry)
-    negotiator = Negotiator(seams.spans)
     return [
         Patch(_SESSION, "ClientSession.send_request", seams.send_request),
         Patch(_SESSION, "ClientSession.send_discover", seams.send_discover),
@@ -222,7 +218,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_SESSION, "ClientSession.dispatch_input_request", side.dispatch_input_request),
         Patch(_CLIENT, "Client._build_session", seams.build_session, setup=True),
         Patch(_CLIENT, "Client.listen", seams.listen),
-        Patch(_CLIENT, "negotiate_auto", negotiator.negotiate_auto),
+        Patch(_CLIENT, "negotiate_auto", negotiation.negotiate_auto),
         Patch(_CLIENT, "Client.call_tool", seams.operation("tools/call")),
         Patch(_CLIENT, "Client.get_prompt", seams.operation("prompts/get")),
         Patch(_CLIENT, "Client.read_resource", seams.operation("resources/read")),

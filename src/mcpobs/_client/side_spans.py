@@ -178,12 +178,7 @@ def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
     if parent is not None:
         return parent, None
     call = calls.current()
-    if (
-        call is not None
-        and call.session is session
-        and not call.method.startswith("notifications/")
-        and call.cls is None  # no reply yet: the request is still in flight
-    ):
+    if call is not None and call.session is session and not call.method.startswith("notifications/") and call.in_flight:
         return call.context, None
     remembered = memory.remembered(session)
     handshake = remembered.handshake if remembered is not None else None

@@ -1,48 +1,41 @@
-"""The life of one client span: opened with its labels, classified on reply, ended and counted.
+"""Opening a client span: its name, its labels (computed once), its parent and its holder.
 
-`open` names the span and computes the metric labels once; `settle` classifies the reply
-(the span may stay open, e.g. while `call_tool` validates the result); `finish` ends the
-span and records the duration and the count, unless the request became the anchor of a
-multi-round-trip operation, which `end_operation` ends later.
+`open` makes the `ClientCall` that then owns the request's life (`calls`): a call opened in
+a multi-round operation is claimed by it (`rounds`), a handshake inside `negotiate_auto` by
+the negotiation (`negotiation`).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import NonRecordingSpan, Span, SpanKind, StatusCode
+from opentelemetry.trace import NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv as S
-from mcpobs._client import classify, memory, negotiation
+from mcpobs._client import memory, negotiation
 from mcpobs._client import rounds as _rounds
-from mcpobs._client.calls import ClientCall
+from mcpobs._client.calls import ClientCall, Recorder
 from mcpobs._client.names import ClientNames
-from mcpobs._core import hooks as _hooks
-from mcpobs._core import outcome as _outcome
-from mcpobs._core.guard import guarded, report
-from mcpobs._core.labels import LabelSets
-from mcpobs._core.methods import KNOWN_METHODS, TARGETED, input_methods
+from mcpobs._core.guard import report
+from mcpobs._core.methods import KNOWN_METHODS, TARGETED
 from mcpobs._core.names import bounded_version
-from mcpobs._core.outcome import Classification
 from mcpobs._core.telemetry import Telemetry
-from mcpobs.semconv import Outcome
 
 _HANDSHAKES = frozenset({"initialize", "server/discover"})
 
 
 class ClientSpans:
-    """Opens, classifies and ends client spans, sharing one `Telemetry` and one `ClientNames`."""
+    """Opens client calls, sharing one `Recorder` and one `ClientNames`."""
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
         self.names = ClientNames()
-        self.labels = LabelSets(S.CLIENT_REQUESTS, errors_only=False)
+        self.recorder = Recorder(telemetry)
+        self.labels = self.recorder.labels
         self._excluded = telemetry.settings.excluded_methods
-        self.request_hook = telemetry.settings.client_request_hook
-        self._response_hook = telemetry.settings.client_response_hook
+        self.request_hook = self.recorder.request_hook
 
     def open(
         self, session: Any, method: str, params: Mapping[str, Any] | None, version: object, request: Any = None
@@ -79,12 +72,13 @@ class ClientSpans:
             span = tel.tracer.start_span(
                 S.span_name(known, target), context=parent, kind=SpanKind.CLIENT, attributes=attrs
             )
-        call = ClientCall(session, method, span, labels_key)
+        call = ClientCall(self.recorder, session, method, span, labels_key)
         if request is not None and self.request_hook is not None:
-            self.requested(call, request)
-        call.op = op
+            call.requested(request)
+        call.holder = op
         if known in _HANDSHAKES:
             memory.remember_handshake(session, span.get_span_context())
+            call.holder = negotiation.holding(session)
         if known == "tools/call" and remembered is not None and remembered.listing:
             call.fingerprint = memory.fingerprint(remembered, raw)
         return call
@@ -96,95 +90,3 @@ class ClientSpans:
         except Exception as exc:
             report("client span start", exc)
             return None
-
-    def requested(self, call: ClientCall, request: Any) -> None:
-        """The user's `client_request_hook`, for a span that records."""
-        if self.request_hook is not None and call.span.is_recording():
-            _hooks.run("client_request_hook", self.request_hook, call.span, request)
-
-    def settle(self, call: ClientCall, result: Any, exc: BaseException | None) -> None:
-        """Classify the request's reply; the span may stay open for `call_tool`."""
-        try:  # not `guarded`: this runs on every request, and a try costs nothing
-            call.elapsed = time.perf_counter() - call.start
-            if exc is not None:
-                call.cls = classify.from_exception(exc)
-                call.description = _outcome.description(exc)
-            else:
-                call.cls = classify.from_result(result)
-            if call.cls is _outcome.PENDING_INPUT and call.span.is_recording():
-                call.span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
-            elif call.method == "tools/list" and exc is None:
-                memory.remember_listing(call.session, result)
-            elif call.method == "initialize" and exc is None and call.span.is_recording():
-                call.span.set_attributes(negotiation.handshake_attributes(call, result))
-        except Exception as err:
-            report("client classification", err)
-        if exc is None and self._response_hook is not None and call.span.is_recording():
-            _hooks.run("client_response_hook", self._response_hook, call.span, result)
-
-    def finish(
-        self, call: ClientCall, exc: BaseException | None = None, end_time: int | None = None, held: bool = False
-    ) -> None:
-        """End and count the call; `held`: a probe the negotiation kept open until now (`end_time`)."""
-        try:
-            if call.cls is None:  # the request never ran (e.g. call_tool failed before sending)
-                call.elapsed = time.perf_counter() - call.start
-                call.cls = classify.from_exception(exc) if exc is not None else _outcome.OK
-                call.description = _outcome.description(exc)
-            cls = call.cls
-            op = call.op
-            in_operation = op is not None and (op.anchor is not None or cls.outcome is Outcome.PENDING_INPUT)
-            if in_operation and _rounds.become_anchor(call, cls):
-                self.record(call, cls)
-                return  # the anchor stays open: the operation ends it
-            if not held and call.method == "server/discover" and negotiation.hold(call, exc):
-                return  # the negotiation ends it once it knows whether the client fell back
-            self.end_span(call, cls, exc, end_time)
-            self.record(call, cls)
-        except Exception as err:
-            report("client span end", err)
-            with guarded("client span end (fallback)"):
-                call.span.end()
-
-    def end_span(
-        self, call: ClientCall, cls: Classification, exc: BaseException | None, end_time: int | None = None
-    ) -> None:
-        span = call.span
-        if span.is_recording():
-            attrs: dict[str, Any] = {S.OUTCOME: cls.outcome.value}
-            if call.request_id is not None:
-                attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(call.request_id)
-            if cls.error_type is not None:
-                attrs[S.ERROR_TYPE] = cls.error_type
-            if cls.rpc_code is not None:
-                attrs[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
-            span.set_attributes(attrs)
-            if cls.error_type is not None:  # on the client every failed request is an error
-                if exc is not None and cls.error_type == type(exc).__qualname__:
-                    span.record_exception(exc)  # a local failure; server messages stay out
-                span.set_status(StatusCode.ERROR, call.description)
-        span.end(end_time)
-
-    def end_operation(self, op: _rounds.Operation, exc: BaseException | None) -> None:
-        """The operation is over: its anchor takes the final outcome and ends."""
-        anchor = op.anchor
-        if anchor is None:
-            return
-        cls = op.last
-        if exc is not None and (cls is None or cls.outcome is Outcome.PENDING_INPUT):
-            cls = classify.from_exception(exc)  # e.g. an input the host refused, or rounds exhausted
-            anchor.description = _outcome.description(exc)
-        try:
-            self.end_span(anchor, cls or _outcome.OK, exc)
-        except Exception as err:
-            report("client operation end", err)
-            with guarded("client operation end (fallback)"):
-                anchor.span.end()
-
-    def record(self, call: ClientCall, cls: Classification) -> None:
-        tel = self.telemetry
-        labels, counted = self.labels.with_outcome(call.labels_key, cls)
-        if cls.outcome in S.LATENCY_OUTCOMES and call.elapsed is not None:
-            # the span is no longer current here: hand it over so an exemplar points at this call
-            tel.client_duration.record(call.elapsed, labels, context=call.context)
-        tel.client_requests.add(1, counted)

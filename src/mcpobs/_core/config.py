@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from mcpobs import semconv
+from mcpobs._core.guard import logger
+from mcpobs._core.methods import KNOWN_METHODS
 
 _CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _CAPTURE_ON = frozenset({"true", "span_only", "span_and_event"})
@@ -39,7 +43,7 @@ class Settings:
     clients: bool = True
     """Instrument the SDK's `Client` too; False leaves outbound calls to the SDK."""
     excluded_methods: frozenset[str] = frozenset()
-    """Methods that get no span (their metrics are still recorded), e.g. `ping`."""
+    """Methods that get no span (their metrics are still recorded), e.g. `server/discover`."""
     server_request_hook: Hook | None = None
     server_response_hook: Hook | None = None
     client_request_hook: Hook | None = None
@@ -54,7 +58,7 @@ def _positive_int(name: str, value: object) -> int:
 
 def _flag(name: str, value: object) -> bool:
     if not isinstance(value, bool):
-        raise ConfigurationError(f"instrument({name}={value!r}): expected True or False.")
+        raise ConfigurationError(f"instrument({name}={value!r}): expected True or False, not a {type(value).__name__}.")
     return value
 
 
@@ -84,15 +88,59 @@ def _capture_from_env(environ: Mapping[str, str]) -> bool:
 
 
 def _excluded(value: object, environ: Mapping[str, str]) -> frozenset[str]:
+    source = "excluded_methods"
     if value is None:
-        value = environ.get(_EXCLUDED_ENV, "")
+        value, source = environ.get(_EXCLUDED_ENV, ""), _EXCLUDED_ENV
+    names: list[object] = [value]  # refused below unless it is a string or an iterable of them
     if isinstance(value, str):
-        return frozenset(part.strip() for part in value.split(",") if part.strip())
-    if isinstance(value, Iterable) and all(isinstance(method, str) for method in value):
-        return frozenset(value)
-    raise ConfigurationError(
-        f"instrument(excluded_methods={value!r}): expected method names, e.g. ['ping'] or 'ping,notifications/progress'."
+        names = [part.strip() for part in value.split(",") if part.strip()]
+    elif isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        names = list(cast(Iterable[object], value))
+    if not all(isinstance(name, str) for name in names):
+        raise ConfigurationError(
+            f"instrument(excluded_methods={value!r}): expected method names, e.g. ['server/discover'] or "
+            "'server/discover,tools/list'."
+        )
+    methods = frozenset(cast(list[str], names))
+    for method in sorted(methods - KNOWN_METHODS):
+        _warn_once(("excluded", source, method), _unknown_method(method, source))
+    return methods
+
+
+def _unknown_method(method: str, source: str) -> str:
+    near = difflib.get_close_matches(method.lower(), sorted(KNOWN_METHODS), n=1, cutoff=0.6)
+    guess = f" Did you mean {near[0]!r}?" if near else ""
+    return (
+        f"mcpobs: {source} names {method!r}, which is not an MCP method, so it excludes nothing unless a server "
+        f"of yours registers it.{guess} The MCP methods: {', '.join(sorted(KNOWN_METHODS))}."
     )
+
+
+_warned: set[tuple[str, ...]] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(key: tuple[str, ...], message: str) -> None:
+    """Log `message` as a warning the first time `key` is seen in this process."""
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    logger.warning("%s", message)
+
+
+def _provider(name: str, value: object, method: str) -> None:
+    if value is not None and not callable(getattr(value, method, None)):
+        raise ConfigurationError(
+            f"instrument({name}={value!r}): expected an OpenTelemetry {name.replace('_', ' ')} (with {method}()), "
+            "or None for the global one."
+        )
+
+
+def _unknown_option(name: str, known: Iterable[str]) -> str:
+    near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    near = near or [option for option in sorted(known) if option.startswith(name)][:1]  # tracer -> tracer_provider
+    return f"{name} (did you mean {near[0]}?)" if near else name
 
 
 def _hook(name: str, value: object) -> Hook | None:
@@ -107,9 +155,12 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
     known = set(Settings.__slots__) | {"tracer_provider", "meter_provider"}
     unknown = sorted(set(kwargs) - known)
     if unknown:
+        named = ", ".join(_unknown_option(name, known) for name in unknown)
         raise ConfigurationError(
-            f"instrument() got unknown option(s) {', '.join(unknown)}; the options are: {', '.join(sorted(known))}."
+            f"instrument() got unknown option(s) {named}; the options are: {', '.join(sorted(known))}."
         )
+    _provider("tracer_provider", kwargs.get("tracer_provider"), "get_tracer")
+    _provider("meter_provider", kwargs.get("meter_provider"), "get_meter")
     capture = kwargs.get("capture_content")
     if capture is None:
         capture = _capture_from_env(environ)
@@ -133,10 +184,40 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
             "max_content_length", kwargs.get("max_content_length", semconv.DEFAULT_MAX_CONTENT_LENGTH)
         ),
         redact=redact,
-        record_user=bool(kwargs.get("record_user", False)),
+        record_user=_flag("record_user", kwargs.get("record_user", False)),
         record_session_id=_flag("record_session_id", kwargs.get("record_session_id", True)),
         session_id_key=_key(kwargs.get("session_id_key")),
         clients=_flag("clients", kwargs.get("clients", True)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
         **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class InEffect:
+    """What an instrumentation was made with: its settings and the providers passed (None: the global ones)."""
+
+    settings: Settings
+    tracer_provider: Any = None
+    meter_provider: Any = None
+
+
+def warn_if_ignored(in_effect: InEffect | None, options: Mapping[str, Any]) -> None:
+    """`instrument()` called again: say once which of its options differ from those in effect, and are ignored."""
+    if in_effect is None:
+        return
+    asked = settings_from(options)  # a bad option is refused here too
+    changed = [
+        f"{name}={getattr(asked, name)!r} (in effect: {getattr(in_effect.settings, name)!r})"
+        for name in Settings.__slots__
+        if getattr(asked, name) != getattr(in_effect.settings, name)
+    ]
+    for name in ("tracer_provider", "meter_provider"):  # one left out asks for nothing in particular
+        if options.get(name) is not None and options.get(name) is not getattr(in_effect, name):
+            changed.append(f"{name}={options.get(name)!r} (in effect: {getattr(in_effect, name)!r})")
+    if changed:
+        _warn_once(
+            ("again", *changed),
+            f"mcpobs: instrument() was already called, so these options are ignored: {'; '.join(changed)}. "
+            "Call mcpobs.uninstrument() first to instrument with other options.",
+        )

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types.methods import is_input_required
+from opentelemetry.trace import Span, StatusCode
 from pydantic import ValidationError
 
 from mcpobs import semconv
@@ -68,6 +70,33 @@ def description(exc: BaseException | None) -> str | None:
         return None
     message = exc.error.message if isinstance(exc, MCPError) else str(exc)
     return message[: semconv.MAX_STATUS_DESCRIPTION] or None
+
+
+def write(
+    span: Span,
+    cls: Classification,
+    attrs: dict[str, Any],
+    exception: BaseException | None = None,
+    description: str | None = None,
+) -> None:
+    """Write a classification onto a recording span, for both sides: the one place that does.
+
+    `attrs`: whatever else the span takes, set with the outcome in one batch (each batch costs
+    the SDK a lock and a validation pass). A classification with an `error.type` is an error:
+    ERROR status with `description`; `exception`, when given, is recorded as its event.
+    """
+    attrs[semconv.OUTCOME] = cls.outcome.value
+    if cls.boundary is not None:
+        attrs[semconv.FAILURE_BOUNDARY] = cls.boundary.value
+    if cls.error_type is not None:
+        attrs[semconv.ERROR_TYPE] = cls.error_type
+    if cls.rpc_code is not None:
+        attrs[semconv.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
+    span.set_attributes(attrs)
+    if cls.error_type is not None:
+        if exception is not None:
+            span.record_exception(exception)
+        span.set_status(StatusCode.ERROR, description)
 
 
 def crash(exc: BaseException) -> Classification:

@@ -14,12 +14,13 @@ import os
 from opentelemetry.instrumentation.environment_variables import OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
 
 from mcpobs._core.guard import guarded
+from mcpobs._version import DISTRIBUTION
 
 
 def configure() -> None:
     """The `opentelemetry_pre_instrument` entry point; skipped when mcpobs is disabled."""
     disabled = {name.strip() for name in os.environ.get(OTEL_PYTHON_DISABLED_INSTRUMENTATIONS, "").split(",")}
-    if "mcpobs" in disabled or "*" in disabled:
+    if DISTRIBUTION in disabled or "*" in disabled:
         return
     from mcpobs._core import autoconfig
 

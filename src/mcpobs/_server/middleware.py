@@ -13,7 +13,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
-from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind, StatusCode
+from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv as S
 from mcpobs._client import calls as _client_calls
@@ -305,13 +305,6 @@ class ServerMiddleware:
             attrs = self._attributes(ctx, call.method, target_attr, known)
             if contract:
                 attrs.update(contract)
-            attrs[S.OUTCOME] = cls.outcome.value
-            if cls.boundary is not None:
-                attrs[S.FAILURE_BOUNDARY] = cls.boundary.value
-            if cls.error_type is not None and cls.is_error:
-                attrs[S.ERROR_TYPE] = cls.error_type
-            if cls.rpc_code is not None:
-                attrs[S.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
             state = call.state
             if state.progress_dropped:
                 attrs[S.PROGRESS_DROPPED] = state.progress_dropped
@@ -321,14 +314,9 @@ class ServerMiddleware:
                 attrs[S.MRTR_INPUT_METHODS] = state.input_methods
             if extra:
                 attrs.update(extra)
-            span.set_attributes(attrs)
-            if cls.is_error:
-                cause = state.exception or exc
-                if cls.outcome is S.Outcome.SERVER_ERROR and cause is not None:
-                    span.record_exception(cause)
-                    span.set_status(StatusCode.ERROR, _outcome.description(cause))
-                else:  # a tool's isError result: no JSON-RPC error, and its text is content
-                    span.set_status(StatusCode.ERROR)
+            # A bug's exception goes on the span; a tool's isError result has no message (its text is content).
+            cause = (state.exception or exc) if cls.outcome is S.Outcome.SERVER_ERROR else None
+            _outcome.write(span, cls, attrs, cause, _outcome.description(cause))
         span.end()
 
     def _record(self, call: _Call, cls: Classification, elapsed: float) -> None:
