@@ -55,7 +55,14 @@ CONFIGS = (
     "floor-sampled",
     "histograms-only",
     "sentry",
+    "fastmcp-bare",
+    "fastmcp-native",
+    "fastmcp-floor",
+    "fastmcp-mcpobs",
 )
+FASTMCP = ("fastmcp-bare", "fastmcp-native", "fastmcp-floor", "fastmcp-mcpobs")
+"""A FastMCP 4 server driven by `fastmcp.Client` (in memory: its own transport, in the mode's
+protocol era; over HTTP: its `http_app()`), the tool `async` so no worker thread runs."""
 WHAT = {
     "bare": "no tracer provider: the SDK's span middleware is a no-op",
     "sdk": "the SDK's own spans (a SERVER span per request; a CLIENT `MCP send` span in the JSON-RPC modes)",
@@ -69,14 +76,23 @@ WHAT = {
     "floor-sampled": "floor of mcpobs-sampled: floor-full under the same 1% sampler",
     "histograms-only": "no tracer at all, the two duration records alone (a stricter reference for 1% sampling)",
     "sentry": "peer: Sentry's MCP integration (sentry-sdk, no DSN, traces_sample_rate=1.0), no OpenTelemetry",
+    "fastmcp-bare": "FastMCP server and `fastmcp.Client`, no tracer provider (FastMCP's telemetry a no-op)",
+    "fastmcp-native": "FastMCP's own telemetry (mode `native`): its SERVER span per request, CLIENT span per call",
+    "fastmcp-floor": "floor of fastmcp-mcpobs: FastMCP's own two spans + server and client duration records",
+    "fastmcp-mcpobs": "FastMCP + `instrument()`: mcpobs's spans (FastMCP's suppressed), classification, metrics",
 }
-FLOOR_OF = {"mcpobs-server": "floor-server", "mcpobs": "floor-full", "mcpobs-sampled": "floor-sampled"}
+FLOOR_OF = {
+    "mcpobs-server": "floor-server",
+    "mcpobs": "floor-full",
+    "mcpobs-sampled": "floor-sampled",
+    "fastmcp-mcpobs": "fastmcp-floor",
+}
 PAYLOAD_OF = {"mcpobs": "floor-payload"}
 """The floor with mcpobs's attributes in it: the ratio to it is what mcpobs's code costs."""
 TARGET = 1.05
 """Every mcpobs configuration within 5% of its floor, in every mode (issue 15)."""
 SAMPLED = ("mcpobs-sampled", "floor-sampled")
-FLOORS = ("floor-server", "floor-full", "floor-payload", "floor-sampled", "histograms-only")
+FLOORS = ("floor-server", "floor-full", "floor-payload", "floor-sampled", "histograms-only", "fastmcp-floor")
 WARM = 50
 _UNDER_CALLGRIND = "MCPOBS_BENCH_UNDER_CALLGRIND"
 _PAYLOAD = "MCPOBS_BENCH_PAYLOAD"
@@ -151,7 +167,7 @@ def _providers(config: str, describe: bool = False):
                         _Counts.attributes[span.kind.name] = dict(span.attributes)
             return SpanExportResult.SUCCESS
 
-    if config in ("bare", "sentry"):
+    if config in ("bare", "sentry", "fastmcp-bare"):
         return None, None
     meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
     if config == "histograms-only":
@@ -239,10 +255,10 @@ class _ClientFloor:
 
         self.histogram = None
         self.tracer = None
-        if config in ("floor-full", "floor-payload", "floor-sampled", "histograms-only"):
+        if config in ("floor-full", "floor-payload", "floor-sampled", "histograms-only", "fastmcp-floor"):
             self.histogram = _histogram(meter_provider, S.CLIENT_OPERATION_DURATION)
             self.labels = _labels(mode, "client")
-            if mode == "auto" and config != "histograms-only":
+            if mode == "auto" and config not in ("histograms-only", "fastmcp-floor"):
                 self.tracer = trace.get_tracer("floor")
                 self.attributes = {S.MCP_METHOD_NAME: "tools/call", S.GEN_AI_TOOL_NAME: "echo"}
 
@@ -286,8 +302,34 @@ def _sentry() -> None:
     )
 
 
+def _fastmcp_server(config: str, mode: str, meter_provider):
+    from fastmcp import FastMCP
+
+    server = FastMCP("bench")
+
+    @server.tool
+    async def echo(text: str) -> str:
+        return text
+
+    if config in FLOORS:  # the server duration record, outermost in its chain as mcpobs's middleware is
+        server._mcp_server.middleware.insert(0, _ServerDuration(meter_provider, mode))
+    return server
+
+
+def _fastmcp_client(server, mode: str, stack: ExitStack):
+    import fastmcp
+    from transports import serve_http
+
+    if mode == "http":
+        return fastmcp.Client(stack.enter_context(serve_http(server.http_app())) + "/mcp")
+    return fastmcp.Client(server, mode="legacy" if mode == "legacy" else "auto")
+
+
 def _server(config: str, mode: str, meter_provider):
     from mcp.server.mcpserver import MCPServer
+
+    if config in FASTMCP:
+        return _fastmcp_server(config, mode, meter_provider)
 
     floor = [_ServerDuration(meter_provider, mode)] if config in FLOORS else []
     server = MCPServer("bench", version="1.0.0", middleware=floor)  # a release, as a deployed server states
@@ -307,7 +349,7 @@ async def _run(config: str, mode: str, calls: int, hostile: bool, describe: bool
     callgrind = _Callgrind() if os.environ.get(_UNDER_CALLGRIND) else None
     random.seed(SEED)
     tracer_provider, meter_provider = _providers(config, describe)
-    if config.startswith("mcpobs"):
+    if config.startswith("mcpobs") or config == "fastmcp-mcpobs":
         import mcpobs
 
         mcpobs.instrument(
@@ -321,7 +363,9 @@ async def _run(config: str, mode: str, calls: int, hostile: bool, describe: bool
     from transports import serve_http
 
     with ExitStack() as stack:
-        if mode == "http":
+        if config in FASTMCP:
+            client = _fastmcp_client(server, mode, stack)
+        elif mode == "http":
             client = Client(stack.enter_context(serve_http(server.streamable_http_app())) + "/mcp")
         else:
             client = Client(server, mode=mode)
@@ -457,11 +501,14 @@ def machine() -> str:
     return (
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cpu}, {os.cpu_count()} cores; "
         f"Python {platform.python_version()}; mcp {_version('mcp')}; opentelemetry-sdk {_version('opentelemetry-sdk')}; "
-        f"sentry-sdk {_version('sentry-sdk')}; mcpobs {commit.stdout.strip() or '?'}"
+        f"sentry-sdk {_version('sentry-sdk')}; fastmcp {_version('fastmcp')}; mcpobs {commit.stdout.strip() or '?'}"
     )
 
 
 def _available(configs: tuple[str, ...]) -> tuple[str, ...]:
+    if set(FASTMCP) & set(configs) and _version("fastmcp") == "not installed":
+        print("fastmcp: FastMCP is not installed, so its rows are left out (pip install -e '.[dev]')")
+        configs = tuple(c for c in configs if c not in FASTMCP)
     if "sentry" in configs and _version("sentry-sdk") == "not installed":
         print("sentry: sentry-sdk is not installed, so the peer row is left out (pip install -e '.[bench]')")
         return tuple(c for c in configs if c != "sentry")
@@ -475,8 +522,10 @@ def _print_table(mode: str, measure: str, unit: str, values: dict[str, float], e
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for c, v in values.items():
-        bare = f"{v / values['bare']:.3f}" if "bare" in values else "-"
-        sdk = f"{v / values['sdk']:.3f}" if "sdk" in values else "-"
+        # A FastMCP row is set beside FastMCP's bare run and its own telemetry, not the SDK's.
+        bare_of, sdk_of = ("fastmcp-bare", "fastmcp-native") if c in FASTMCP else ("bare", "sdk")
+        bare = f"{v / values[bare_of]:.3f}" if bare_of in values else "-"
+        sdk = f"{v / values[sdk_of]:.3f}" if sdk_of in values else "-"
         floor = FLOOR_OF.get(c)
         against = "-"
         if floor in values:

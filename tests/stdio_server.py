@@ -2,7 +2,9 @@
 
 Run by the tests as a subprocess; stdout is the wire, so nothing else may write there.
 With MCPOBS_TEST_METRICS=<path> it also writes its metric points there as JSON when it exits;
-with MCPOBS_TEST_BROKEN=1 the shop gains a resource whose handler crashes.
+with MCPOBS_TEST_BROKEN=1 the shop gains a resource whose handler crashes; with
+MCPOBS_TEST_SERVER=fastmcp it serves the FastMCP shop, with =lowlevel a lowlevel `Server`
+inside `async with stdio_server()`.
 """
 
 from __future__ import annotations
@@ -84,6 +86,18 @@ def main() -> None:
         options["meter_provider"] = MeterProvider(metric_readers=[reader])
         atexit.register(write_metrics, reader, metrics_file)
     mcpobs.instrument(**options)
+    framework = os.environ.get("MCPOBS_TEST_SERVER")
+    if framework == "fastmcp":
+        from fastmcp_shop import create_server as create_fastmcp
+
+        create_fastmcp().run("stdio", show_banner=False)
+        return
+    if framework == "lowlevel":
+        import anyio
+        from fastmcp_shop import serve_lowlevel_stdio
+
+        anyio.run(serve_lowlevel_stdio)
+        return
     from shop import add_broken_resource, create_server
 
     server = create_server()

@@ -36,4 +36,9 @@ def test_the_benchmark_runs_every_configuration_beside_its_floor():
         assert "sentry: sentry-sdk is not installed" in done.stdout
     else:  # the peer row: Sentry's integration made a transaction per call
         assert rows["sentry"][4] == "1.00"
+    # FastMCP: its own telemetry, mcpobs on it, and their floor (FastMCP's spans + the duration records)
+    assert {"fastmcp-bare", "fastmcp-native", "fastmcp-floor", "fastmcp-mcpobs"} <= rows.keys()
+    assert rows["fastmcp-mcpobs"][3].startswith("**"), rows["fastmcp-mcpobs"]
+    assert rows["fastmcp-mcpobs"][4] == "2.00"  # one SERVER and one CLIENT span, mcpobs's; FastMCP's suppressed
+    assert rows["fastmcp-native"][4] == rows["fastmcp-floor"][4] == "3.00"  # FastMCP's two + the SDK's `MCP send`
     assert "Python 3." in done.stdout and "mcp 2." in done.stdout  # the machine and versions are named

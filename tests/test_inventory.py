@@ -7,6 +7,8 @@ version gate); the rest of the instrumentation keeps working, with one warning.
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from importlib.metadata import version
 
 import pytest
@@ -25,7 +27,16 @@ def test_every_row_resolves_on_the_installed_release(seam: Seam):
     assert inventory.defined(seam), f"inventory row {seam.where} ({seam.job}) does not resolve on {installed}"
 
 
+def _import_every_framework() -> None:
+    """A framework's rows are wrapped when it is imported; import them all, so every row is in play."""
+    import importlib
+
+    for seam in INVENTORY:
+        importlib.import_module(seam.module)
+
+
 def test_instrument_wraps_exactly_the_inventorys_wrap_rows(mcpobs_telemetry):
+    _import_every_framework()
     mcpobs.instrument()
     changes = mcpobs.MCPInstrumentor()._changes
     assert changes is not None
@@ -83,3 +94,20 @@ async def test_a_moved_seam_warns_once_and_the_rest_still_works(mcpobs_telemetry
     warnings = [r for r in caplog.records if moved.where in r.getMessage()]
     assert len(warnings) == 1, "a moved seam is warned about once per process"
     assert len(calls) == 2, "the seams that did resolve were wrapped both times"
+
+
+def test_instrument_does_not_import_fastmcp_and_wraps_it_when_it_is_imported():
+    script = """
+import sys, wrapt, mcpobs
+mcpobs.instrument()
+assert "fastmcp" not in sys.modules, "instrument() imported fastmcp"
+from fastmcp.server.server import FastMCP
+from fastmcp.client.client import Client
+assert isinstance(vars(FastMCP)["call_tool"], wrapt.FunctionWrapper)
+assert isinstance(vars(Client)["_negotiate"], wrapt.FunctionWrapper)
+mcpobs.uninstrument()
+assert not isinstance(vars(FastMCP)["call_tool"], wrapt.FunctionWrapper)
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from fastmcp_shop import create_server as create_fastmcp
 from shop import create_server
 from transports import serve_http
 
@@ -69,6 +70,37 @@ async def a_day(target: Any, mode: str) -> list[Any]:
     return got
 
 
+async def a_day_over_http_with_fastmcp(url: str) -> list[Any]:
+    import fastmcp
+
+    async with fastmcp.Client(url) as client:
+        result = await client.call_tool("get_order_status", {"order_id": "O-1873"})
+        return [c.model_dump(mode="json") for c in result.content]
+
+
+async def a_fastmcp_day(server: Any) -> list[Any]:
+    """The same mistakes against a FastMCP server, with `fastmcp.Client` in memory."""
+    import fastmcp
+
+    got: list[Any] = [[type(m).__name__ for m in server._mcp_server.middleware]]  # the chain FastMCP built
+    async with fastmcp.Client(server) as client:
+        got.append(sorted(t.name for t in await client.list_tools()))
+        for name, arguments in [
+            ("get_order_status", {"order_id": "O-1873"}),
+            ("get_order_status", {"order_id": "O-0"}),
+            ("quote_refund", {"order_id": "O-1", "amount_cents": -1}),
+            ("no_such_tool", {}),
+            ("slow_export", {"rows": 2}),
+        ]:
+            try:
+                result = await client.call_tool(name, arguments)
+                got.append([c.model_dump(mode="json") for c in result.content])
+            except Exception as exc:
+                got.append([type(exc).__name__, str(exc)])
+        got.append((await client.get_prompt("refund_reply", {"customer": "Ada"})).model_dump(mode="json"))
+    return got
+
+
 def leftovers(servers: list[Any], apps: list[Any]) -> list[str]:
     """Every mcpobs object still in a server's chain, codec or app, and every wrapper on an SDK function."""
     import wrapt
@@ -86,7 +118,7 @@ def leftovers(servers: list[Any], apps: list[Any]) -> list[str]:
             if middleware.cls.__module__.startswith("mcpobs"):
                 found.append(f"asgi {middleware.cls.__name__}{' (serving)' if app.middleware_stack else ''}")
     for name, module in list(sys.modules.items()):
-        if not (name == "mcp" or name.startswith(("mcp.", "mcp_types"))):
+        if not (name == "mcp" or name.startswith(("mcp.", "mcp_types", "fastmcp"))):
             continue
         for attr, value in list(vars(module).items()):
             if isinstance(value, wrapt.FunctionWrapper):
@@ -98,12 +130,19 @@ def leftovers(servers: list[Any], apps: list[Any]) -> list[str]:
     return found
 
 
+_RANDOM = {"mcp.session.id"}
+"""Attributes FastMCP's own spans fill with a new random value each time."""
+
+
 def span_set() -> list[list[Any]]:
     spans = [
         [
             s.name,
             s.kind.name,
-            sorted((k, v if isinstance(v, str | int | float | bool) else list(v)) for k, v in s.attributes.items()),
+            sorted(
+                (k, "<random>" if k in _RANDOM else v if isinstance(v, str | int | float | bool) else list(v))
+                for k, v in s.attributes.items()
+            ),
         ]
         for s in exporter.get_finished_spans()
     ]
@@ -119,6 +158,8 @@ async def main(mode: str) -> None:
         mcpobs.instrument(tracer_provider=captured.tracer_provider, meter_provider=captured.meter_provider)
     built_before = create_server("before")  # built while instrumented, never served before the undo
     app_before = built_before.streamable_http_app()
+    fast_before = create_fastmcp("fast-before")
+    fast_app_before = fast_before.http_app()
     serving = create_server("serving")  # already serving when uninstrument() runs
     serving_app = serving.streamable_http_app()
     with serve_http(serving_app) as serving_url:
@@ -148,7 +189,15 @@ async def main(mode: str) -> None:
             results.append(refused.status_code)
         after = create_server("after")
         results.append(await a_day(after, "auto"))
-        found = leftovers([built_before, serving, after], [app_before, serving_app])
+        results.append(await a_fastmcp_day(fast_before))
+        with serve_http(fast_app_before) as url:
+            results.append(await a_day_over_http_with_fastmcp(url + "/mcp"))
+        fast_after = create_fastmcp("fast-after")
+        results.append(await a_fastmcp_day(fast_after))
+        found = leftovers(
+            [built_before, serving, after, fast_before._mcp_server, fast_after._mcp_server],
+            [app_before, serving_app, fast_app_before],
+        )
     print(
         json.dumps(
             {

@@ -11,6 +11,7 @@ from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
+from mcpobs._client import fastmcp as _fastmcp_client
 from mcpobs._client import seams as _client
 from mcpobs._core.config import InEffect, settings_from
 from mcpobs._core.inventory import SUPPORTED
@@ -61,6 +62,7 @@ class MCPInstrumentor(BaseInstrumentor):
         changes.on_undo("subscriptions", _subscriptions.deactivate)
         if settings.clients:
             changes.wrap(_client.patches(telemetry))
+            changes.wrap(_fastmcp_client.patches(telemetry))
 
     def _uninstrument(self, **kwargs: Any) -> None:
         changes, self._changes = self._changes, None

@@ -123,7 +123,7 @@ def patches(settings: Settings) -> list[Patch]:
 
     module = "mcp.client.streamable_http"
     return [
-        Patch(module, "StreamableHTTPTransport.__init__", transport_init),
+        Patch(module, "StreamableHTTPTransport.__init__", transport_init, setup=True),
         Patch(module, "StreamableHTTPTransport._handle_post_request", post),
         Patch(module, "stream_within_origin", stream_within_origin),
         Patch(module, "StreamableHTTPTransport._maybe_extract_session_id_from_response", session_id_from),

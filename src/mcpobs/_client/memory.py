@@ -60,6 +60,11 @@ def remember_connection(session: Any, server: object, by_url: bool = False) -> S
     network = connection_network(server, by_url)
     if network is None:
         return None
+    return remember_network(session, network)
+
+
+def remember_network(session: Any, network: Network) -> SessionMemory:
+    """Where the session's server is (a framework's client knows it from its own transport)."""
     memory = _memory(session)
     memory.network = network
     memory.answering = _labels.network(

@@ -250,7 +250,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch(_SESSION, "ClientSession.call_tool", seams.call_tool),
         Patch(_SESSION, "ClientSession.initialize", seams.initialize),
         Patch(_SESSION, "ClientSession.dispatch_input_request", side.dispatch_input_request),
-        Patch(_CLIENT, "Client._build_session", seams.build_session),
+        Patch(_CLIENT, "Client._build_session", seams.build_session, setup=True),
         Patch(_CLIENT, "Client.listen", seams.listen),
         Patch(_CLIENT, "negotiate_auto", negotiation.negotiate_auto),
         Patch(_CLIENT, "Client.call_tool", seams.operation("tools/call")),

@@ -117,6 +117,43 @@ MCPSERVER_TOOLS = read("mcp.server.mcpserver.server:MCPServer._tool_manager", "r
 MCPSERVER_PROMPTS = read("mcp.server.mcpserver.server:MCPServer._prompt_manager", "registered prompt names")
 MCPSERVER_RESOURCES = read("mcp.server.mcpserver.server:MCPServer._resource_manager", "resource count")
 
+# -- the lowlevel Server (_hosts/host.py) -----------------------------------------------------------
+
+STDIO_SERVER = wrap("mcp.server.stdio:stdio_server", "stdio: the transport labels of a lowlevel Server served on it")
+
+# -- FastMCP 4 (_hosts/fastmcp.py) -----------------------------------------------------------------
+
+_FM = {"package": "fastmcp"}
+FASTMCP_INIT = wrap("fastmcp.server.server:FastMCP.__init__", "names; round codec", **_FM)
+FASTMCP_HTTP_APP = wrap(
+    "fastmcp.server.mixins.transport:TransportMixin.http_app",
+    "its Streamable HTTP app: the transport boundary",
+    alternates=("fastmcp.server.server:FastMCP.http_app",),
+    **_FM,
+)
+FASTMCP_STDIO = wrap(
+    "fastmcp.server.mixins.transport:TransportMixin.run_stdio_async",
+    "stdio: the transport labels",
+    alternates=("fastmcp.server.server:FastMCP.run_stdio_async",),
+    **_FM,
+)
+FASTMCP_CALL_TOOL = wrap("fastmcp.server.server:FastMCP.call_tool", "why a tool failed, before it is flattened", **_FM)
+FASTMCP_PROGRESS = wrap("fastmcp.server.context:Context.report_progress", "progress spans", **_FM)
+FASTMCP_MIDDLEWARE = wrap(
+    "fastmcp.server.low_level:FastMCPServerMiddleware.__call__", "one SERVER span: FastMCP's suppressed", **_FM
+)
+FASTMCP_SUPPRESS = read(
+    "fastmcp.telemetry:suppress_fastmcp_telemetry", "FastMCP's documented switch for its own spans", **_FM
+)
+FASTMCP_REF = read("fastmcp.server.low_level:LowLevelServer._fastmcp_ref", "the FastMCP a LowLevelServer serves", **_FM)
+FASTMCP_LOWLEVEL = read("fastmcp.server.server:FastMCP._mcp_server", "its LowLevelServer (no public accessor)", **_FM)
+FASTMCP_LOCAL_PROVIDER = read("fastmcp.server.server:FastMCP._local_provider", "its own components", **_FM)
+FASTMCP_COMPONENTS = read(
+    "fastmcp.server.providers.local_provider.local_provider:LocalProvider._components",
+    "registered tool, prompt and resource names, live",
+    **_FM,
+)
+
 # -- inside a request (_server/) -------------------------------------------------------------------
 
 REPORT_PROGRESS = wrap("mcp.server.session:ServerSession.report_progress", "progress spans (_server/progress.py)")
@@ -135,6 +172,10 @@ DISPATCHER_INIT = wrap(
 )
 HTTP_ASGI_APP = wrap(
     "mcp.server.streamable_http_manager:StreamableHTTPASGIApp.__call__", "warn of an app built before instrument()"
+)
+SCHEMA_LISTING = wrap(
+    "mcp.server._streamable_http_modern:_tool_input_schema",
+    "the SDK's own tools/list behind Mcp-Param validation: not a client request",
 )
 SESSION_CONNECTION = read(
     "mcp.server.session:ServerSession._connection", "session id, initialized (_server/sessions.py, middleware.py)"
@@ -190,6 +231,18 @@ wrap(
     "what a request's POST raised: an outage, not a cancellation (_client/http.py)",
 )
 wrap("mcp.client.streamable_http:stream_within_origin", "a request's HTTP error status (_client/http.py)")
+
+# -- fastmcp.Client (_client/fastmcp.py) -----------------------------------------------------------
+
+FASTMCP_CLIENT_TRACER = wrap(
+    "fastmcp.client.telemetry:get_tracer", "one CLIENT span per call: FastMCP's own suppressed", **_FM
+)
+FASTMCP_CLIENT_NEGOTIATE = wrap(
+    "fastmcp.client.client:Client._negotiate", "where the session's server is (its transport); its start", **_FM
+)
+FASTMCP_CLIENT_RUNNER = wrap("fastmcp.client.client:Client._session_runner", "the session's end: its duration", **_FM)
+FASTMCP_CLIENT_STATE = read("fastmcp.client.client:Client._session_state", "the session a Client holds", **_FM)
+
 CLIENT_SESSION = read(f"{_CLIENT}._session", "session duration (_client/lifetime.py)")
 CLIENT_OUTPUT_SCHEMAS = read(f"{_SESSION}._tool_output_schemas", "the tool's listed schema (_client/spans.py)")
 

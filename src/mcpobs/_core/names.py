@@ -37,6 +37,7 @@ class ServerNames:
         "_learned_tools",
         "_listed",
         "_server",
+        "learns_listed",
         "offered",
         "prompt_lookup",
         "tool_lookup",
@@ -47,7 +48,10 @@ class ServerNames:
         self.tool_lookup: Lookup | None = None
         self.prompt_lookup: Lookup | None = None
         self.offered: Callable[[], dict[str, int]] | None = None
-        """How many tools, prompts and resources the server offers (MCPServer only)."""
+        """How many tools, prompts and resources the server offers (a framework's registry)."""
+        self.learns_listed = False
+        """Also learn from listings what the lookups miss (a framework whose mounted or proxied
+        servers' names are not in its own registry: FastMCP)."""
         self._learned_tools: dict[str, Mapping[str, Any]] = {}
         self._learned_prompts: dict[str, Mapping[str, Any]] = {}
         self._listed: set[str] = set()
@@ -98,20 +102,28 @@ class ServerNames:
         if not isinstance(name, str):
             return semconv.OTHER
         if self.tool_lookup is not None:
-            return name if self.tool_lookup(name) is not None else semconv.OTHER
+            if self.tool_lookup(name) is not None:
+                return name
+            if not self.learns_listed:
+                return semconv.OTHER
         return name if name in self._learned_tools else semconv.OTHER
 
     def tool_object(self, name: str) -> object | None:
         """The registered tool (an MCPServer tool, or the wire dict a lowlevel server listed)."""
         if self.tool_lookup is not None:
-            return self.tool_lookup(name)
+            found = self.tool_lookup(name)
+            if found is not None or not self.learns_listed:
+                return found
         return self._learned_tools.get(name)
 
     def prompt(self, name: object) -> str:
         if not isinstance(name, str):
             return semconv.OTHER
         if self.prompt_lookup is not None:
-            return name if self.prompt_lookup(name) is not None else semconv.OTHER
+            if self.prompt_lookup(name) is not None:
+                return name
+            if not self.learns_listed:
+                return semconv.OTHER
         return name if name in self._learned_prompts else semconv.OTHER
 
     def offered_counts(self, capabilities: Mapping[str, Any]) -> dict[str, int | None]:
@@ -128,9 +140,9 @@ class ServerNames:
 
     def learn(self, method: str, result: object) -> None:
         """Remember the names a lowlevel server lists, so its spans can use them."""
-        if method == "tools/list" and self.tool_lookup is None:
+        if method == "tools/list" and (self.tool_lookup is None or self.learns_listed):
             _learn(self._learned_tools, result, "tools")
-        elif method == "prompts/list" and self.prompt_lookup is None:
+        elif method == "prompts/list" and (self.prompt_lookup is None or self.learns_listed):
             _learn(self._learned_prompts, result, "prompts")
         else:
             return

@@ -7,18 +7,26 @@ of those records its undo step here as it is made. The instrumentor owns one `Ch
 
 Every wrapped seam is a row of the inventory (`_core/inventory.py`), resolved through it. A
 seam that is missing (a private name the SDK renamed) is a logged warning, once, and the rest
-of the instrumentation still works.
+of the instrumentation still works. A seam of an optional framework (FastMCP) not imported
+yet is wrapped when it is imported, so `instrument()` never imports a framework itself.
+
+Every wrapper honours OpenTelemetry's `suppress_instrumentation()`: inside it, the call goes
+straight through. Setup seams (a server or transport being built) are the exception: a
+server built there is still set up, and records once the suppression ends.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import wrapt
-from opentelemetry.instrumentation.utils import unwrap
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled, unwrap
 
 from mcpobs._core import inventory
 from mcpobs._core.guard import guarded, logger
@@ -32,6 +40,8 @@ class Patch:
     name: str
     """`Class.method` or a module-level function name."""
     wrapper: Wrapper
+    setup: bool = False
+    """Sets a server or transport up: runs under `suppress_instrumentation()` too."""
 
 
 @dataclass(frozen=True)
@@ -40,13 +50,16 @@ class Applied:
     attribute: str
 
 
-def _resolve(patch: Patch) -> tuple[Any, str] | None:
-    """Through the patch's inventory row (its alternates too); a patch without a row is a bug of ours."""
-    seam = inventory.row(patch.module, patch.name)
-    if seam is None:
-        logger.warning("mcpobs: %s.%s is not in mcpobs's seam inventory; not wrapped.", patch.module, patch.name)
-        return None
-    return inventory.resolve(seam)
+def _honouring(wrapper: Wrapper, changes: Changes) -> Wrapper:
+    """`wrapper`, skipped inside OpenTelemetry's `suppress_instrumentation()`, and once undone
+    (a module that imported a wrapped function by name still holds it)."""
+
+    def honouring(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        if not changes.active or not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        return wrapper(wrapped, instance, args, kwargs)
+
+    return honouring
 
 
 class Changes:
@@ -56,15 +69,33 @@ class Changes:
         self.wrapped: list[Applied] = []
         self._undo: list[tuple[str, weakref.ref[Any] | None, Callable[..., None]]] = []
         self._pruned_at = 64
+        self.active = True
 
     def wrap(self, patches: list[Patch]) -> None:
+        """Wrap each patch's seam, through its inventory row (a patch without one is a bug of ours)."""
         for patch in patches:
-            found = _resolve(patch)
-            if found is None:
+            seam = inventory.row(patch.module, patch.name)
+            if seam is None:
+                logger.warning("mcpobs: %s.%s is not in the seam inventory; not wrapped.", patch.module, patch.name)
                 continue
-            owner, attribute = found
-            wrapt.wrap_function_wrapper(owner, attribute, patch.wrapper)
-            self.wrapped.append(Applied(owner, attribute))
+            if seam.package != "mcp" and seam.module not in sys.modules:
+                if importlib.util.find_spec(seam.package) is not None:  # installed, not imported yet
+                    wrapt.register_post_import_hook(partial(self._imported, seam, patch), seam.module)
+                continue
+            self._apply(seam, patch)
+
+    def _imported(self, seam: inventory.Seam, patch: Patch, module: Any) -> None:
+        if self.active:  # a hook cannot be unregistered: after `undo()` it does nothing
+            with guarded("wrap " + seam.where):
+                self._apply(seam, patch)
+
+    def _apply(self, seam: inventory.Seam, patch: Patch) -> None:
+        found = inventory.resolve(seam)
+        if found is None:
+            return
+        owner, attribute = found
+        wrapt.wrap_function_wrapper(owner, attribute, patch.wrapper if patch.setup else _honouring(patch.wrapper, self))
+        self.wrapped.append(Applied(owner, attribute))
 
     def on_undo(self, where: str, undo: Callable[..., None], target: Any = None) -> None:
         """Record how to undo a change just made; `undo(target)` runs only if `target` still lives.
@@ -79,6 +110,7 @@ class Changes:
 
     def undo(self) -> None:
         """Unwrap every seam, then undo the live edits, last first."""
+        self.active = False
         for item in reversed(self.wrapped):
             with guarded("unwrap " + item.attribute):
                 unwrap(item.owner, item.attribute)

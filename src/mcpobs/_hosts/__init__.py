@@ -12,10 +12,11 @@ its rows in `_core/inventory.py`.
 
 from __future__ import annotations
 
+from mcpobs._hosts.fastmcp import FastMCPHost
 from mcpobs._hosts.host import Host
 from mcpobs._hosts.mcpserver import MCPServerHost
 
-HOSTS: tuple[Host, ...] = (MCPServerHost(),)
+HOSTS: tuple[Host, ...] = (MCPServerHost(), FastMCPHost())
 """The frameworks, most specific first; a lowlevel `Server` none of them owns is served by `LOWLEVEL`."""
 
 LOWLEVEL = Host()

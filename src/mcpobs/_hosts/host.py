@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcpobs._core import inventory as I
+from mcpobs._core.labels import PIPE, Network
 from mcpobs._core.names import ServerNames
 from mcpobs._core.patches import Patch
+from mcpobs._server import state as _state
 
 if TYPE_CHECKING:
     from mcpobs._server.setup import ServerSetup
@@ -44,5 +47,39 @@ class Host:
         """Point `names` at the framework's live registries (a lowlevel `Server` has none: learned)."""
 
     def patches(self, setup: ServerSetup) -> list[Patch]:
-        """The framework's own seams (each a row of `_core/inventory.py`)."""
-        return []
+        """The framework's own seams (each a row of `_core/inventory.py`).
+
+        A lowlevel `Server` runs on stdio inside `async with stdio_server()`: that block is labelled.
+        """
+        return [Patch(I.STDIO_SERVER.module, I.STDIO_SERVER.name, _on_stdio)]
+
+
+def _on_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    return _Labelled(wrapped(*args, **kwargs), PIPE)
+
+
+class _Labelled:
+    """An async context manager whose block knows its transport's labels (`state.transport()`)."""
+
+    __slots__ = ("_inner", "_network", "_token")
+
+    def __init__(self, inner: Any, network: Network) -> None:
+        self._inner = inner
+        self._network = network
+        self._token: Any = None
+
+    async def __aenter__(self) -> Any:
+        # Before the inner block starts its reader task: requests are handled in the
+        # context of the task that read them (the SDK's context streams).
+        self._token = _state.label_transport(self._network)
+        try:
+            return await self._inner.__aenter__()
+        except BaseException:
+            _state.unlabel_transport(self._token)
+            raise
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        try:
+            return await self._inner.__aexit__(*exc)
+        finally:
+            _state.unlabel_transport(self._token)

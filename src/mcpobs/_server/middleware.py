@@ -12,6 +12,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv as S
@@ -103,6 +104,8 @@ class ServerMiddleware:
     # -- before -----------------------------------------------------------------------------
 
     def _start(self, ctx: Any) -> _Call | None:
+        if _state.internal() or not is_instrumentation_enabled():
+            return None  # the SDK's own request, or inside `suppress_instrumentation()`
         try:
             return self._open(ctx)
         except Exception as exc:
@@ -295,6 +298,8 @@ class ServerMiddleware:
 
     def after_session(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
         """Logged for every session, sampled or not: it is the one record of what a client found."""
+        if hasattr(result, "model_dump"):  # a framework's typed result (FastMCP's), not the wire dict
+            result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         capabilities = result.get("capabilities") if isinstance(result, dict) else None
         offered = self.names.offered_counts(capabilities if isinstance(capabilities, dict) else {})
         attrs = _identity.describe_session(ctx, result, offered, self.telemetry)

@@ -32,7 +32,7 @@ def _requested(session: Any) -> bool:
     return any(getattr(outbound, name, None) is not None for name in _ASKED)
 
 
-def _report(telemetry: Telemetry, session: Any, progress: Any, total: Any, message: Any) -> None:
+def report(telemetry: Telemetry, session: Any, progress: Any, total: Any, message: Any) -> None:
     state = _state.current()
     if state is None:  # not inside a request the middleware saw
         return
@@ -64,11 +64,11 @@ def _report(telemetry: Telemetry, session: Any, progress: Any, total: Any, messa
 def patches(telemetry: Telemetry) -> list[Patch]:
     async def report_progress(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         with guarded("progress span"):
-            _report(telemetry, instance, *_arguments(*args, **kwargs))
+            report(telemetry, instance, *arguments(*args, **kwargs))
         return await wrapped(*args, **kwargs)
 
     return [Patch(I.REPORT_PROGRESS.module, I.REPORT_PROGRESS.name, report_progress)]
 
 
-def _arguments(progress: Any, total: Any = None, message: Any = None) -> tuple[Any, Any, Any]:
+def arguments(progress: Any, total: Any = None, message: Any = None) -> tuple[Any, Any, Any]:
     return progress, total, message

@@ -82,7 +82,7 @@ class ServerSetup:
     def set_up(self, owner: Any, host: Host) -> None:
         """Steps 3 and 4 for a framework's server whose lowlevel server has step 2."""
         self.know_names(owner, host)
-        self.count_rounds(owner)
+        self.count_rounds(host.lowlevel_of(owner))
 
     # -- the seams ------------------------------------------------------------------------------
 
@@ -125,17 +125,22 @@ class ServerSetup:
         """Wraps `Server.streamable_http_app` (`MCPServer`'s delegates to it): the transport boundary."""
         app = wrapped(*args, **kwargs)
         with guarded("transport boundary setup"):
-            _transport.install(app, instance, self.telemetry)
-            self.changes.on_undo("transport boundary removal", _transport.uninstall, app)
+            self.watch_app(app, instance)
         return app
+
+    def watch_app(self, app: Any, server: Any, path: str | None = None) -> None:
+        """The transport boundary on an app serving `server` (only its MCP endpoint `path`, if given)."""
+        _transport.install(app, server, self.telemetry, path)
+        self.changes.on_undo("transport boundary removal", _transport.uninstall, app)
 
     def patches(self) -> list[Patch]:
         """The SDK's setup seams, then each host's own."""
         found = [
-            Patch(I.SERVER_INIT.module, I.SERVER_INIT.name, self.server_init),
-            Patch(I.RUNNER_INIT.module, I.RUNNER_INIT.name, self.runner_init),
-            Patch(I.SERVER_HTTP_APP.module, I.SERVER_HTTP_APP.name, self.app_factory),
+            Patch(I.SERVER_INIT.module, I.SERVER_INIT.name, self.server_init, setup=True),
+            Patch(I.RUNNER_INIT.module, I.RUNNER_INIT.name, self.runner_init, setup=True),
+            Patch(I.SERVER_HTTP_APP.module, I.SERVER_HTTP_APP.name, self.app_factory, setup=True),
         ]
+        found += _hosts.LOWLEVEL.patches(self)
         for host in _hosts.HOSTS:
             found += host.patches(self)
         return found
@@ -166,10 +171,12 @@ def uninstrument_server(server: Any) -> None:
 
 
 def _remove_middleware(server: Any, telemetry: Telemetry) -> None:
+    """The SDK's own middleware back where it was, unless the server's framework had removed it."""
     chain = server.middleware
+    host, _ = _hosts.owning(server)
     for i, middleware in enumerate(chain):
         if isinstance(middleware, ServerMiddleware) and middleware.telemetry is telemetry:
-            if middleware.replaced is not None:
+            if middleware.replaced is not None and not host.drops_sdk_span_middleware:
                 chain[i] = middleware.replaced
             else:
                 del chain[i]

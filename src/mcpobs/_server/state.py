@@ -83,6 +83,12 @@ tcp/http in a legacy Streamable HTTP session's loop, where each request's own sc
 the HTTP version); None elsewhere."""
 
 
+label_transport = _transport.set
+"""Label what runs from here on in this context with `network` (returns the token `unlabel_transport` takes)."""
+
+unlabel_transport = _transport.reset
+
+
 def on_transport(network: Network) -> Any:
     """A wrapper for an SDK coroutine that serves on `network` (stdio, a legacy HTTP session):
     everything it drives, requests and sessions, knows its transport's labels."""
@@ -95,3 +101,19 @@ def on_transport(network: Network) -> Any:
             _transport.reset(token)
 
     return serving
+
+
+_internal: ContextVar[bool] = ContextVar("mcpobs_sdk_internal", default=False)
+
+internal = _internal.get
+"""True while the SDK runs a request of its own through the server's chain (the `tools/list`
+behind Mcp-Param header validation): no client sent it, so it is neither a span nor a count."""
+
+
+async def sdk_internal(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """A wrapper for an SDK coroutine that runs requests of its own through the chain."""
+    token = _internal.set(True)
+    try:
+        return await wrapped(*args, **kwargs)
+    finally:
+        _internal.reset(token)

@@ -27,6 +27,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, StatusCode
 
 from mcpobs import semconv as S
+from mcpobs._core import inventory as I
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.guard import guarded, logger
 from mcpobs._core.labels import http_network
@@ -34,6 +35,7 @@ from mcpobs._core.methods import SPEC_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
+from mcpobs._server import state as _state
 from mcpobs._server.identity import peer_attributes, server_attributes
 from mcpobs.semconv import Boundary, Outcome
 
@@ -73,13 +75,21 @@ def mark_reached(method: str) -> None:
 class TransportBoundary:
     """ASGI middleware recording the requests the transport itself refused."""
 
-    def __init__(self, app: Any, telemetry: Telemetry, server_attributes: dict[str, str]) -> None:
+    def __init__(
+        self, app: Any, telemetry: Telemetry, server_attributes: dict[str, str], path: str | None = None
+    ) -> None:
         self.app = app
         self.telemetry = telemetry
         self.server_attributes = server_attributes
+        self.path = path.rstrip("/") if path is not None else None
+        """The MCP endpoint (also when the app is mounted under a prefix), when the app serves other routes too (a FastMCP app's custom routes)."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or _active is not self.telemetry:
+        if (
+            scope["type"] != "http"
+            or _active is not self.telemetry
+            or (self.path is not None and not scope.get("path", "").rstrip("/").endswith(self.path))
+        ):
             await self.app(scope, receive, send)
             return
         exchange = _Exchange()
@@ -190,10 +200,10 @@ def activate(telemetry: Telemetry) -> None:
     _active = telemetry
 
 
-def install(app: Any, server: Any, telemetry: Telemetry) -> None:
-    """Add the boundary to an app `Server.streamable_http_app()` returned."""
+def install(app: Any, server: Any, telemetry: Telemetry, path: str | None = None) -> None:
+    """Add the boundary to an app serving `server` (`Server.streamable_http_app()`, a framework's own)."""
     described = server_attributes(server, telemetry)
-    app.add_middleware(TransportBoundary, telemetry=telemetry, server_attributes=described)
+    app.add_middleware(TransportBoundary, telemetry=telemetry, server_attributes=described, path=path)
 
 
 def uninstall(app: Any) -> None:
@@ -271,6 +281,7 @@ def patches() -> list[Patch]:
     """An app built before `instrument()` has no boundary: say so once, at its first request.
 
     And over stdio, the requests the serving loop refuses before the middleware (see above).
+    And the `tools/list` the SDK runs itself to validate Mcp-Param headers is no client's request.
     """
 
     def unwatched(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -281,7 +292,8 @@ def patches() -> list[Patch]:
         return wrapped(*args, **kwargs)
 
     return [
-        Patch("mcp.server.streamable_http_manager", "StreamableHTTPASGIApp.__call__", unwatched),
+        Patch(I.HTTP_ASGI_APP.module, I.HTTP_ASGI_APP.name, unwatched),
+        Patch(I.SCHEMA_LISTING.module, I.SCHEMA_LISTING.name, _state.sdk_internal),
         Patch("mcp.server.runner", "classify_inbound_request", _classify_inbound),
         Patch("mcp.shared.jsonrpc_dispatcher", "JSONRPCDispatcher.__init__", _dispatcher_init),
     ]
