@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from mcpobs._cli import CommandError
 from mcpobs._core.contract import contract_fingerprint, schema_fingerprint, wire_tool
+from mcpobs._core.wire_values import as_list, as_mapping
 
 Verdict = Literal["breaking", "additive", "safe"]
 Direction = Literal["input", "output"]
@@ -125,28 +126,29 @@ def _schema_problem(schema: Any) -> str | None:
 def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
     """Follow local `$ref`s (pydantic puts nested models in `$defs`)."""
     seen = 0
-    while isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str) and seen < 32:
-        ref = schema["$ref"]
+    while (view := as_mapping(schema)) is not None and isinstance(view.get("$ref"), str) and seen < 32:
+        ref = cast(str, view["$ref"])
         if not ref.startswith("#/"):
             return schema
         target: Any = root
         for part in ref[2:].split("/"):
-            target = target.get(part) if isinstance(target, Mapping) else None
+            target = node.get(part) if (node := as_mapping(target)) is not None else None
         schema, seen = target, seen + 1
     return schema
 
 
 def _types(schema: Any) -> frozenset[str]:
-    if not isinstance(schema, Mapping):
+    view = as_mapping(schema)
+    if view is None:
         return frozenset()
     found: set[str] = set()
-    kind = schema.get("type")
+    kind = view.get("type")
     if isinstance(kind, str):
         found.add(kind)
-    elif isinstance(kind, list):
-        found.update(k for k in kind if isinstance(k, str))
+    elif (kinds := as_list(kind)) is not None:
+        found.update(k for k in kinds if isinstance(k, str))
     for key in ("anyOf", "oneOf"):
-        for option in schema.get(key) or ():
+        for option in cast("Iterable[object]", view.get(key) or ()):
             found |= _types(option)
     return frozenset(found)
 
@@ -154,8 +156,8 @@ def _types(schema: Any) -> frozenset[str]:
 def _walk(
     direction: Direction, path: str, old: Any, new: Any, old_root: Mapping[str, Any], new_root: Mapping[str, Any]
 ) -> Iterator[tuple[Verdict, str]]:
-    old, new = _resolve(old, old_root), _resolve(new, new_root)
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+    old, new = as_mapping(_resolve(old, old_root)), as_mapping(_resolve(new, new_root))
+    if old is None or new is None:
         return
     where = path or "(root)"
     old_types, new_types = _types(old), _types(new)
@@ -167,16 +169,16 @@ def _walk(
             yield "breaking", f"{where}: type {sorted(old_types)} -> {sorted(new_types)}"
     yield from _enum_changes(direction, where, old, new)
     yield from _property_changes(direction, path, old, new, old_root, new_root)
-    old_items, new_items = old.get("items"), new.get("items")
-    if isinstance(old_items, Mapping) and isinstance(new_items, Mapping):
+    old_items, new_items = as_mapping(old.get("items")), as_mapping(new.get("items"))
+    if old_items is not None and new_items is not None:
         yield from _walk(direction, f"{path}[]", old_items, new_items, old_root, new_root)
 
 
 def _enum_changes(
     direction: Direction, where: str, old: Mapping[str, Any], new: Mapping[str, Any]
 ) -> Iterator[tuple[Verdict, str]]:
-    before, after = old.get("enum"), new.get("enum")
-    if not isinstance(before, list) or not isinstance(after, list):
+    before, after = as_list(old.get("enum")), as_list(new.get("enum"))
+    if before is None or after is None:
         return
     removed = [v for v in before if v not in after]
     added = [v for v in after if v not in before]
@@ -194,10 +196,11 @@ def _property_changes(
     old_root: Mapping[str, Any],
     new_root: Mapping[str, Any],
 ) -> Iterator[tuple[Verdict, str]]:
-    old_props, new_props = old.get("properties") or {}, new.get("properties") or {}
-    if not isinstance(old_props, Mapping) or not isinstance(new_props, Mapping):
+    old_props, new_props = as_mapping(old.get("properties") or {}), as_mapping(new.get("properties") or {})
+    if old_props is None or new_props is None:
         return
-    old_required, new_required = set(old.get("required") or ()), set(new.get("required") or ())
+    old_required = set(cast("Iterable[object]", old.get("required") or ()))
+    new_required = set(cast("Iterable[object]", new.get("required") or ()))
     closed_before = old.get("additionalProperties") is False
     prefix = f"{path}." if path else ""
     for field in old_props.keys() - new_props.keys():

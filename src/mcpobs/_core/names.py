@@ -8,14 +8,15 @@ bound) from its own tools/list and prompts/list results.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, cast
 
 from mcp_types import version as _version
 
 from mcpobs import semconv
 from mcpobs._core.methods import REQUEST_METHODS, SPEC_METHODS
 
+_Wire = Mapping[str, object]  # a JSON object read off the wire
 _KNOWN_VERSIONS = frozenset(_version.KNOWN_PROTOCOL_VERSIONS)
 
 Lookup = Callable[[str], object]
@@ -87,13 +88,19 @@ class ServerNames:
     def missing_prompt_arguments(self, name: str, arguments: object) -> bool:
         """A registered prompt was asked for without an argument it declares required."""
         prompt = self.prompt_lookup(name) if self.prompt_lookup is not None else self._learned_prompts.get(name)
-        declared = prompt.get("arguments") if isinstance(prompt, Mapping) else getattr(prompt, "arguments", None)
-        given = arguments if isinstance(arguments, Mapping) else {}
-        for argument in declared or ():
-            required = (
-                argument.get("required") if isinstance(argument, Mapping) else getattr(argument, "required", None)
+        declared: object = (
+            cast(_Wire, prompt).get("arguments") if isinstance(prompt, Mapping) else getattr(prompt, "arguments", None)
+        )
+        given: _Wire = cast(_Wire, arguments) if isinstance(arguments, Mapping) else {}
+        for argument in cast("Iterable[object]", declared or ()):
+            required: object = (
+                cast(_Wire, argument).get("required")
+                if isinstance(argument, Mapping)
+                else getattr(argument, "required", None)
             )
-            declared_name = argument.get("name") if isinstance(argument, Mapping) else getattr(argument, "name", None)
+            declared_name: object = (
+                cast(_Wire, argument).get("name") if isinstance(argument, Mapping) else getattr(argument, "name", None)
+            )
             if required and declared_name not in given:
                 return True
         return False
@@ -146,14 +153,17 @@ class ServerNames:
             _learn(self._learned_prompts, result, "prompts")
         else:
             return
-        if isinstance(result, Mapping) and not result.get("nextCursor"):
+        if isinstance(result, Mapping) and not cast(_Wire, result).get("nextCursor"):
             self._listed.add(method)
 
 
 def _learn(names: dict[str, Mapping[str, Any]], result: object, key: str) -> None:
     if not isinstance(result, Mapping):
         return
-    for item in result.get(key) or ():
-        name = item.get("name") if isinstance(item, Mapping) else None
+    for item in cast("Iterable[object]", cast(_Wire, result).get(key) or ()):
+        if not isinstance(item, Mapping):
+            continue
+        entry = cast("Mapping[str, Any]", item)
+        name = entry.get("name")
         if isinstance(name, str) and (name in names or len(names) < semconv.MAX_LEARNED_NAMES):
-            names[name] = item
+            names[name] = entry
