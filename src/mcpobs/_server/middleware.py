@@ -8,7 +8,8 @@ notification, including the ones the SDK refuses before any handler runs.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -256,7 +257,7 @@ class ServerMiddleware:
             return None
         if call.names_target is None:
             return _outcome.UNKNOWN_TARGET if self.names.knows_catalog(call.method) else None
-        arguments = params.get("arguments") if isinstance(params, dict) else None
+        arguments = cast("dict[str, object]", params).get("arguments") if isinstance(params, dict) else None
         if call.method == "prompts/get" and self.names.missing_prompt_arguments(call.names_target, arguments):
             return _outcome.BAD_ARGUMENTS
         return None
@@ -286,13 +287,17 @@ class ServerMiddleware:
         return {S.GEN_AI_TOOL_CALL_RESULT: _content.result(result, self.telemetry.settings)}
 
     def after_tools_list(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
-        tools = result.get("tools") if isinstance(result, dict) else None
+        if not isinstance(result, dict):
+            return None
+        reply = cast("dict[str, object]", result)
+        tools = reply.get("tools")
         if not isinstance(tools, list) or not call.span.is_recording():
             return None
-        attrs: dict[str, Any] = {S.CATALOG_FINGERPRINT: catalog_fingerprint(tools), S.CATALOG_TOOLS: len(tools)}
-        if isinstance(ttl := result.get("ttlMs"), int):
+        listed = cast("list[Mapping[str, Any]]", tools)
+        attrs: dict[str, Any] = {S.CATALOG_FINGERPRINT: catalog_fingerprint(listed), S.CATALOG_TOOLS: len(listed)}
+        if isinstance(ttl := reply.get("ttlMs"), int):
             attrs[S.CATALOG_TTL_MS] = ttl
-        if isinstance(scope := result.get("cacheScope"), str):
+        if isinstance(scope := reply.get("cacheScope"), str):
             attrs[S.CATALOG_CACHE_SCOPE] = self.telemetry.bound(scope)
         return attrs
 
@@ -300,10 +305,13 @@ class ServerMiddleware:
         """Logged for every session, sampled or not: it is the one record of what a client found."""
         if hasattr(result, "model_dump"):  # a framework's typed result (FastMCP's), not the wire dict
             result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        capabilities = result.get("capabilities") if isinstance(result, dict) else None
-        offered = self.names.offered_counts(capabilities if isinstance(capabilities, dict) else {})
+        reply = cast("dict[str, object]", result) if isinstance(result, dict) else None
+        capabilities = reply.get("capabilities") if reply is not None else None
+        offered = self.names.offered_counts(
+            cast("dict[str, object]", capabilities) if isinstance(capabilities, dict) else {}
+        )
         attrs = _identity.describe_session(ctx, result, offered, self.telemetry)
-        negotiated = result.get("protocolVersion") if isinstance(result, dict) else None
+        negotiated = reply.get("protocolVersion") if reply is not None else None
         if call.method == "initialize" and isinstance(negotiated, str):
             # The connection still held its default version when the span opened: the reply says which it is.
             version = bounded_version(negotiated)
