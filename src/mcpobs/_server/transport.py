@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import time
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, StatusCode
@@ -190,7 +190,7 @@ def _rpc_code(body: bytes) -> int | None:
         error = json.loads(body).get("error")
     except (ValueError, AttributeError):
         return None
-    code = error.get("code") if isinstance(error, dict) else None
+    code = cast("dict[str, object]", error).get("code") if isinstance(error, dict) else None
     return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
@@ -233,7 +233,7 @@ def _refused_on_stream(method: object, meta: Any, code: int | None) -> None:
         S.OUTCOME: Outcome.CLIENT_ERROR.value,
         S.FAILURE_BOUNDARY: boundary.value,
     }
-    version = meta.get(_PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    version = cast("dict[str, object]", meta).get(_PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
     attrs: dict[str, Any] = {**labels, S.MCP_PROTOCOL_VERSION: bounded_version(version)}
     network = _state.transport()
     if network is not None:
@@ -241,7 +241,7 @@ def _refused_on_stream(method: object, meta: Any, code: int | None) -> None:
     if code is not None:
         attrs[S.RPC_RESPONSE_STATUS_CODE] = str(code)
     if known not in telemetry.settings.excluded_methods:
-        parent = _propagation.extract(meta) if isinstance(meta, dict) else None
+        parent = _propagation.extract(cast("dict[str, Any]", meta)) if isinstance(meta, dict) else None
         telemetry.tracer.start_span(str(known), context=parent, kind=SpanKind.SERVER, attributes=attrs).end()
     telemetry.server_requests.add(1, labels)
 
@@ -254,9 +254,9 @@ def _classify_inbound(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> An
     route = wrapped(*args, **kwargs)
     if getattr(route, "code", None) is not None and _active is not None:
         with guarded("stream refusal"):
-            body = args[0] if args else kwargs.get("body") or {}
-            params = body.get("params")
-            meta = params.get("_meta") if isinstance(params, dict) else None
+            body: Any = args[0] if args else kwargs.get("body") or {}
+            params: object = body.get("params")
+            meta = cast("dict[str, object]", params).get("_meta") if isinstance(params, dict) else None
             _refused_on_stream(body.get("method"), meta, route.code)
     return route
 
@@ -305,7 +305,7 @@ _said_unwatched = False
 def _say_unwatched(scope: Any) -> None:
     """Once per process: an HTTP app built before `instrument()` serves requests the boundary never sees."""
     global _said_unwatched
-    if not isinstance(scope, dict) or scope.get("type") != "http" or _active is None:
+    if not isinstance(scope, dict) or cast("dict[str, object]", scope).get("type") != "http" or _active is None:
         return
     _said_unwatched = True
     logger.warning(
