@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -69,7 +69,8 @@ class SideSpans:
             # the outcome); hand the SDK a non-recording span so its own error attributes do
             # not overwrite ours.
             try:
-                call.request_id = (kwargs.get("attributes") or {}).get(S.JSONRPC_REQUEST_ID)
+                attributes: Mapping[str, Any] = kwargs.get("attributes") or {}
+                call.request_id = attributes.get(S.JSONRPC_REQUEST_ID)
             except Exception as exc:
                 report("client request id", exc)
             return _NOT_RECORDING
@@ -82,7 +83,7 @@ class SideSpans:
         known = S.OTHER
         labels: dict[str, Any] = {}
         with guarded("outbound request span"):
-            attributes = kwargs.get("attributes") or {}
+            attributes: Mapping[str, Any] = kwargs.get("attributes") or {}
             method = attributes.get(S.MCP_METHOD_NAME)
             known = method if method in KNOWN_METHODS else S.OTHER
             attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known}
@@ -104,7 +105,8 @@ class SideSpans:
         failure: BaseException | None = None
         try:
             yield span  # the SDK sets error.type and rpc.response.status_code on a JSON-RPC error reply
-            code = (getattr(span, "attributes", None) or {}).get(S.RPC_RESPONSE_STATUS_CODE)
+            recorded: Mapping[str, Any] = getattr(span, "attributes", None) or {}
+            code = recorded.get(S.RPC_RESPONSE_STATUS_CODE)
             if code is not None:
                 cls = classify.from_code(int(code))
         except BaseException as exc:
