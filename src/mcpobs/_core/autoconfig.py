@@ -95,7 +95,7 @@ def configure(environ: Mapping[str, str] | None = None, shutdown_timeout: float 
     except Exception as exc:  # a malformed OTEL_RESOURCE_ATTRIBUTES, say
         logger.error("mcpobs: the OpenTelemetry resource could not be built (%s); check OTEL_RESOURCE_ATTRIBUTES", exc)
         resource = Resource.get_empty()
-    providers = []
+    providers: list[Any] = []
     if not tracing_configured():
         providers.append(_configure_traces(env, resource))
     if not metrics_configured():
@@ -211,7 +211,7 @@ def _exporters(signal: Signal, env: Mapping[str, str]) -> list[Any]:
     except Misconfigured as exc:
         logger.error("mcpobs: %s %s are not exported; the application runs on.", exc, signal)
         return []
-    made = []
+    made: list[Any] = []
     for name, cls in classes:
         try:
             # Console output goes to stderr: on stdio, stdout is the MCP wire.

@@ -9,8 +9,8 @@ with no tools says so plainly (`tools=0`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._core.telemetry import Telemetry
@@ -53,13 +53,16 @@ def user_attribute(telemetry: Telemetry, attrs: dict[str, Any]) -> None:
 
 def describe_session(ctx: Any, result: Any, offered: Mapping[str, int | None], telemetry: Telemetry) -> dict[str, Any]:
     """Attributes for a server/discover or initialize span, and the session's log line."""
-    params = ctx.params or {}
-    client = params.get("clientInfo") if ctx.method == "initialize" else None
-    if not isinstance(client, Mapping):
+    params: Mapping[str, Any] = ctx.params or {}
+    client: object = params.get("clientInfo") if ctx.method == "initialize" else None
+    if isinstance(client, Mapping):
+        client = cast("Mapping[str, Any]", client)
+    else:
         info = ctx.session.client_params.client_info if ctx.session.client_params is not None else None
         client = {"name": info.name, "version": info.version} if info is not None else {}
-    result = result if isinstance(result, Mapping) else {}
-    capabilities = [telemetry.bound(c) for c in sorted(result.get("capabilities") or {})[:_MAX_LISTED]]
+    result = cast("Mapping[str, Any]", result) if isinstance(result, Mapping) else {}
+    declared: Iterable[str] = result.get("capabilities") or {}
+    capabilities = [telemetry.bound(c) for c in sorted(declared)[:_MAX_LISTED]]
     requested = params.get("protocolVersion") if ctx.method == "initialize" else ctx.protocol_version
     negotiated = result.get("protocolVersion") or ctx.protocol_version
     attrs: dict[str, Any] = {
