@@ -130,7 +130,7 @@ def _tree(spans: Sequence[Any], out: TextIO) -> None:
         by_parent[parent].append(s)
 
     def show(span: Any, depth: int) -> None:
-        a = span.attributes or {}
+        a: Mapping[str, Any] = span.attributes or {}
         ms = (span.end_time - span.start_time) / 1e6
         extras = " ".join(f"{k.split('.')[-1]}={a[k]}" for k in _KEY_ATTRIBUTES if k in a)
         outcome = a.get(S.OUTCOME, "")

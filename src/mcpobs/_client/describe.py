@@ -31,9 +31,8 @@ def describe(client: Any) -> str | None:
     else:
         how = "pinned"  # the revision was given: nothing was sent to learn it
     capabilities = session.server_capabilities
-    offered = sorted(
-        k for k, v in (capabilities.model_dump(exclude_none=True) if capabilities else {}).items() if v is not None
-    )
+    dumped: dict[str, Any] = capabilities.model_dump(exclude_none=True) if capabilities else {}
+    offered = sorted(k for k, v in dumped.items() if v is not None)
     remembered = memory.remembered(session)
     listing = remembered.listing if remembered is not None else None
     network = remembered.network.labels if remembered is not None and remembered.network is not None else {}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import weakref
 from contextvars import ContextVar, Token
-from typing import Any
+from typing import Any, cast
 
 from mcpobs._client import calls
 from mcpobs._client.memory import SessionMemory
@@ -132,4 +132,4 @@ def patches(settings: Settings) -> list[Patch]:
 
 def _method(kwargs: Any) -> object:
     body = kwargs.get("json")
-    return body.get("method") if isinstance(body, dict) else None
+    return cast("dict[str, object]", body).get("method") if isinstance(body, dict) else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Container
-from typing import Any
+from typing import Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._client.memory import SessionMemory
@@ -43,5 +43,5 @@ def listed(session: Any, method: str, remembered: SessionMemory | None) -> Conta
     if method == "tools/call":
         # The SDK's own record of the session's listings (it lists to validate a result, too).
         found = getattr(session, "_tool_output_schemas", None)
-        return found if isinstance(found, dict) else None
+        return cast("dict[str, object]", found) if isinstance(found, dict) else None
     return remembered.prompts if remembered is not None else None

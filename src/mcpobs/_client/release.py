@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._client import memory
@@ -53,13 +53,17 @@ def _held(session: Any) -> _Held:
 def stamped_release(result: Any, session: Any) -> str | None:
     """The release that produced `result`: its `_meta` stamp, else what the handshake said."""
     meta = getattr(result, "meta", None)
-    info = meta.get(S.META_SERVER_INFO) if isinstance(meta, Mapping) else None
+    info: object = cast("Mapping[str, object]", meta).get(S.META_SERVER_INFO) if isinstance(meta, Mapping) else None
     if info is None:
         try:
             info = session.server_info
         except Exception:  # not connected yet, or a session without the property
             return None
-    version = info.get("version") if isinstance(info, Mapping) else getattr(info, "version", None)  # pyright: ignore[reportUnknownMemberType]
+    version: object = (
+        cast("Mapping[str, object]", info).get("version")
+        if isinstance(info, Mapping)
+        else getattr(info, "version", None)
+    )
     return _labels.release(S.SERVER_VERSION, version)
 
 

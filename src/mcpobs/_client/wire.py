@@ -9,7 +9,7 @@ session holds. The caller's own keys always win.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._client.calls import ClientCall
@@ -28,7 +28,7 @@ def with_meta(args: Any, kwargs: Any, extra: Mapping[str, Any]) -> tuple[Any, An
     params = args[1] if len(args) > 1 else kwargs.get("params")
     if not extra or (params is not None and not isinstance(params, Mapping)):
         return args, kwargs
-    out = dict(params or {})
+    out: dict[str, Any] = dict(cast("Mapping[str, Any]", params or {}))
     out["_meta"] = {**extra, **(out.get("_meta") or {})}
     if len(args) > 1:
         return (args[0], out, *args[2:]), kwargs
@@ -37,7 +37,8 @@ def with_meta(args: Any, kwargs: Any, extra: Mapping[str, Any]) -> tuple[Any, An
 
 def with_fingerprint(kwargs: Any, fingerprint: str) -> Any:
     """`ClientSession.call_tool` keyword arguments with the fingerprint in its `meta`."""
-    return {**kwargs, "meta": {S.META_SCHEMA_FINGERPRINT: fingerprint, **(kwargs.get("meta") or {})}}
+    held: Mapping[str, Any] = kwargs.get("meta") or {}
+    return {**kwargs, "meta": {S.META_SCHEMA_FINGERPRINT: fingerprint, **held}}
 
 
 def with_trace_header(call: ClientCall, args: Any, kwargs: Any) -> tuple[Any, Any]:
@@ -66,7 +67,7 @@ def params_of(request: Any) -> dict[str, Any] | None:
     if params is None:
         return None
     if isinstance(params, Mapping):
-        return dict(params)
+        return dict(cast("Mapping[str, Any]", params))
     found: dict[str, Any] = {}
     for field, key in (("name", "name"), ("uri", "uri"), ("protocol_version", "protocolVersion")):
         value = getattr(params, field, None)
