@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 _LENGTH = 16
 
@@ -52,7 +52,7 @@ def catalog_fingerprint(tools: Sequence[Mapping[str, Any]]) -> str:
 def wire_tool(tool: Any) -> dict[str, Any]:
     """A tool in wire shape, from an MCPServer tool, an `mcp_types.Tool`, or a dict."""
     if isinstance(tool, Mapping):
-        return dict(tool)
+        return dict(cast("Mapping[str, Any]", tool))
     if hasattr(tool, "parameters"):  # mcpserver's internal Tool
         annotations = tool.annotations
         return {

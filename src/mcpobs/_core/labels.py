@@ -38,7 +38,7 @@ class LabelSets:
         """
         self._counter = tuple(a for a in counter.attributes if a != S.FAILURE_BOUNDARY)
         self._with_boundary = S.FAILURE_BOUNDARY in counter.attributes
-        self._counter_only = (
+        self._counter_only: frozenset[str] = (
             frozenset(counter.attributes) - frozenset(duration.attributes) if duration is not None else frozenset()
         )
         self._errors_only = errors_only

@@ -7,7 +7,7 @@ span name or a label; a code in `CALLER_MISTAKES` is the caller's mistake on bot
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from mcp_types import methods as _methods
 
@@ -42,10 +42,14 @@ CALLER_MISTAKES = S.CALLER_MISTAKE_CODES | {
 
 def input_methods(requests: Mapping[Any, Any] | None) -> list[str]:
     """The bounded, sorted methods of a pending round's input requests (wire dicts or SDK models)."""
-    methods = set()
+    methods: set[str] = set()
     for request in (requests or {}).values():
-        method = request.get("method") if isinstance(request, Mapping) else getattr(request, "method", None)
-        methods.add(method if method in INPUT_METHODS else S.OTHER)
+        method: object = (
+            cast("Mapping[str, object]", request).get("method")
+            if isinstance(request, Mapping)
+            else getattr(request, "method", None)
+        )
+        methods.add(cast(str, method) if method in INPUT_METHODS else S.OTHER)
     return sorted(methods)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._core.config import ConfigurationError
@@ -77,15 +77,17 @@ def with_meta(kwargs: Any) -> Any:
     declared = _current.get()
     if declared is None or declared.meta is None:
         return kwargs
-    return {**kwargs, "meta": {S.META_MODEL: declared.meta, **(kwargs.get("meta") or {})}}
+    held: Mapping[str, Any] = kwargs.get("meta") or {}
+    return {**kwargs, "meta": {S.META_MODEL: declared.meta, **held}}
 
 
 def received(meta: Any, attrs: dict[str, Any]) -> None:
     """Server side: the model a client sent in `_meta`, as span attributes (strings only, bounded)."""
-    sent = meta.get(S.META_MODEL) if isinstance(meta, Mapping) else None
+    sent = cast("Mapping[str, object]", meta).get(S.META_MODEL) if isinstance(meta, Mapping) else None
     if not isinstance(sent, Mapping):
         return
+    model = cast("Mapping[str, object]", sent)
     for field, attr in _FIELDS:
-        value = sent.get(field)  # pyright: ignore[reportUnknownMemberType]
+        value = model.get(field)
         if isinstance(value, str) and value:
             attrs[attr] = value[: S.MAX_MODEL_LENGTH]

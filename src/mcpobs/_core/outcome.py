@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from mcp.shared.exceptions import MCPError
@@ -186,5 +186,5 @@ def from_result(result: object, method: str, tool_failure: Classification | None
 
 def _is_error_result(result: object) -> bool:
     if isinstance(result, Mapping):
-        return result.get("isError") is True
+        return cast("Mapping[str, object]", result).get("isError") is True
     return getattr(result, "is_error", False) is True

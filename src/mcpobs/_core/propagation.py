@@ -7,7 +7,7 @@ then nests under whatever is current), never an exception.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from opentelemetry import propagate
 from opentelemetry.context import Context
@@ -34,7 +34,7 @@ def extract(meta: object) -> Context | None:
     if meta is None or not isinstance(meta, (dict, Mapping)) or "traceparent" not in meta:
         return None  # `dict` first: a dict is told apart before the (slower) abstract-class check
     try:
-        ctx = propagate.extract(meta, getter=_getter)
+        ctx = propagate.extract(cast("Mapping[str, Any]", meta), getter=_getter)
     except Exception:
         return None
     return ctx if get_current_span(ctx).get_span_context().is_valid else None

@@ -15,6 +15,7 @@ client aborts the POST or cancels its own scope), so the attribute is simply abs
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from mcpobs import semconv as S
@@ -43,7 +44,8 @@ def _note_reason(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
 def _remember(dispatcher: Any, params: Any) -> None:
     from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params, coerce_request_id
 
-    reason = (params or {}).get("reason")
+    held: Mapping[str, Any] = params or {}
+    reason = held.get("reason")
     rid = cancelled_request_id_from_params(params)
     if not isinstance(reason, str) or rid is None:
         return

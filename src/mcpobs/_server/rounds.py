@@ -23,7 +23,7 @@ import json
 import re
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from opentelemetry.trace import SpanContext, TraceFlags
 
@@ -89,7 +89,7 @@ def note_pending(state: _state.RequestState, result: Any) -> None:
     if state.round is None:
         state.round = 1
     state.input_methods = input_methods(
-        result.get("inputRequests") if isinstance(result, Mapping) else result.input_requests
+        cast("Mapping[str, Any]", result).get("inputRequests") if isinstance(result, Mapping) else result.input_requests
     )
 
 

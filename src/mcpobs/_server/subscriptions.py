@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 from mcp.shared.subscriptions import (
     LISTEN_STREAM_METHODS,
@@ -230,7 +230,9 @@ def _delivered_event(notification: Any) -> tuple[str, Any] | None:
         return None
     params = notification.params
     meta = getattr(params, "meta", None) if params is not None else None
-    subscription_id = meta.get(SUBSCRIPTION_ID_META_KEY) if isinstance(meta, Mapping) else None
+    subscription_id = (
+        cast("Mapping[str, object]", meta).get(SUBSCRIPTION_ID_META_KEY) if isinstance(meta, Mapping) else None
+    )
     if subscription_id is None:
         return None
     uri = getattr(params, "uri", None)
