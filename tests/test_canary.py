@@ -1,7 +1,7 @@
 """The canary gate's rules are what the registry makes now, name only registry names, and are loaded.
 
 That they fire for a breaking release and not for a compatible one, on the real Prometheus, is
-tests/e2e/test_rollout.py.
+tests/e2e/test_canary_gate.py.
 """
 
 from __future__ import annotations

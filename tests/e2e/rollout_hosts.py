@@ -1,6 +1,6 @@
 """Two hosts calling the replicas a load balancer lists, until SIGTERM: the clients of a rolling deploy.
 
-Run by tests/e2e/test_rollout.py as ``rollout_hosts.py REPLICAS_JSON`` with only standard OTEL_*
+Run by tests/e2e/test_canary_gate.py as ``rollout_hosts.py REPLICAS_JSON`` with only standard OTEL_*
 variables set. The file maps each service to the URLs of its live replicas; the test rewrites it
 to roll a release out. Each round, each host opens one connection per service to the next
 replica (round robin), lists the tools and calls the service's tool twice.

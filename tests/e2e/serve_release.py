@@ -1,6 +1,6 @@
 """One replica of one release, over Streamable HTTP, instrumented by `mcpobs.instrument()` alone.
 
-Run by tests/e2e/test_rollout.py as ``serve_release.py SERVICE VERSION PORT`` with only standard
+Run by tests/e2e/test_canary_gate.py as ``serve_release.py SERVICE VERSION PORT`` with only standard
 OTEL_* variables set. Two services, each in two releases:
 
 - ``stock`` 1.0.0 and 2.0.0: 2.0.0 renames ``check_stock``'s output field ``on_hand`` to ``count``

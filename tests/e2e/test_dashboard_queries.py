@@ -1,6 +1,6 @@
 """Every PromQL expression of every committed dashboard returns data after the workload.
 
-The rollout dashboard needs releases rolling out: test_rollout.py runs its expressions.
+The rollout dashboard needs releases rolling out: test_canary_gate.py runs its expressions.
 """
 
 from __future__ import annotations
