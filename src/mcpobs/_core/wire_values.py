@@ -17,16 +17,6 @@ def as_mapping(value: object) -> Mapping[str, object] | None:
     return cast("Mapping[str, object]", value) if isinstance(value, Mapping) else None
 
 
-def as_dict(value: object) -> dict[str, object] | None:
-    """`value` as a string-keyed dict, or None when it is not a dict."""
-    return cast("dict[str, object]", value) if isinstance(value, dict) else None
-
-
 def as_list(value: object) -> list[object] | None:
     """`value` as a list, or None when it is not a list."""
     return cast("list[object]", value) if isinstance(value, list) else None
-
-
-def as_str(value: object) -> str | None:
-    """`value` when it is a str, else None."""
-    return value if isinstance(value, str) else None
