@@ -23,6 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+# The SDK's MCPServer logs through rich when it is installed (FastMCP brings it), and rich wraps a
+# record at 80 columns where there is no terminal: a child given this writes one record per line.
+ONE_LINE_LOGS = {"COLUMNS": "1000"}
+
 
 def free_port() -> int:
     """A loopback port nothing listens on (the OS picked it and it was released)."""

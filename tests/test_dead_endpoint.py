@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from processes import free_port
+from processes import ONE_LINE_LOGS, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = """
@@ -49,9 +49,7 @@ OFF = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
 
 def environment(**settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    # COLUMNS: the SDK's MCPServer logs through rich when it is installed (FastMCP brings it), and
-    # rich wraps a record at 80 columns where there is no terminal: one record, one line here.
-    return {**env, "PYTHONUNBUFFERED": "1", "COLUMNS": "1000", **settings}
+    return {**env, "PYTHONUNBUFFERED": "1", **ONE_LINE_LOGS, **settings}
 
 
 def dead(port: int) -> dict[str, str]:

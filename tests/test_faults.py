@@ -32,7 +32,7 @@ from opentelemetry.sdk.metrics.export import (
 )
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
-from processes import free_port
+from processes import ONE_LINE_LOGS, free_port
 from shop import create_server
 from transports import TRANSPORTS, serve_http
 
@@ -174,7 +174,7 @@ def run_day(how: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[
     started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-c", DAY, how],
-        env={**clean, "PYTHONPATH": str(HERE), **env},
+        env={**clean, "PYTHONPATH": str(HERE), **ONE_LINE_LOGS, **env},
         capture_output=True,
         text=True,
         timeout=90,

@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+from processes import ONE_LINE_LOGS
+
 SCRIPT = """
 import socket, sys, threading, time
 import anyio, uvicorn
@@ -54,7 +56,7 @@ uv.should_exit = True
 
 def run(order: str) -> list[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env.update(OTEL_TRACES_EXPORTER="none", OTEL_METRICS_EXPORTER="none")
+    env.update(OTEL_TRACES_EXPORTER="none", OTEL_METRICS_EXPORTER="none", **ONE_LINE_LOGS)
     done = subprocess.run([sys.executable, "-c", SCRIPT, order], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
