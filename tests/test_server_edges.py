@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
+from itertools import islice
 
 import httpx2
 import pytest
@@ -18,17 +20,38 @@ ENVELOPE_VERSION = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
 
-def stdio_exchange(tmp_path, lines: list[str]) -> tuple[list[dict], list[dict]]:
-    """Write raw lines to the instrumented shop over stdio; its replies and its spans."""
+def stdio_exchange(tmp_path, lines: list[str], replies: int) -> tuple[list[dict], list[dict]]:
+    """Write raw lines to the instrumented shop over stdio; its replies and its spans.
+
+    Stdin stays open until `replies` answers came: at end of input the SDK's serving loop stops,
+    and a request still in flight then (on a loaded machine) is never answered.
+    """
     spans_file = tmp_path / "spans.jsonl"
-    done = subprocess.run(
+    process = subprocess.Popen(
         [sys.executable, str(HERE / "stdio_server.py"), str(spans_file)],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
-        timeout=60,
     )
-    return [json.loads(line) for line in done.stdout.splitlines()], read_spans(spans_file)
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write("\n".join(lines) + "\n")
+        process.stdin.flush()
+        answered: list[dict] = []
+        reader = threading.Thread(
+            target=lambda: answered.extend(json.loads(line) for line in islice(process.stdout, replies)),
+            daemon=True,
+        )
+        reader.start()
+        reader.join(60)
+        process.stdin.close()
+        process.wait(60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return answered, read_spans(spans_file)
 
 
 def test_requests_refused_over_stdio_are_recorded_as_over_http(tmp_path):
@@ -39,7 +62,7 @@ def test_requests_refused_over_stdio_are_recorded_as_over_http(tmp_path):
         json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": no_capabilities}}),
         "this line is not JSON-RPC",
     ]
-    replies, spans = stdio_exchange(tmp_path, lines)
+    replies, spans = stdio_exchange(tmp_path, lines, replies=2)
     assert [r["error"]["code"] for r in replies] == [-32022, -32602]
     refused = [s for s in spans if s["kind"] == "SERVER"]
     assert [
