@@ -173,8 +173,14 @@ def test_no_trace_arrives_in_part(run):
     assert not strangers, "Jaeger holds traces this workload never sent"
 
 
+def _slow(run: dict[str, Any], trace_id: str) -> bool:
+    spans = run["traces"][trace_id]
+    return (max(s["end"] for s in spans) - min(s["start"] for s in spans)) / 1e6 >= SLOW_MS
+
+
 def test_ok_calls_arrive_at_the_set_fraction(run):
-    oks = _calls(run)["ok"]
+    # An ok call that ran slow (a loaded machine) is kept by the latency policy, not the fraction.
+    oks = [t for t in _calls(run)["ok"] if not _slow(run, t)]
     kept = [t for t in oks if t in run["arrived"]]
     n, p = len(oks), KEEP_PERCENT / 100
     sd = math.sqrt(n * p * (1 - p))
@@ -186,9 +192,7 @@ def test_ok_calls_arrive_at_the_set_fraction(run):
 def test_the_ok_calls_kept_are_exactly_those_the_policies_pick(run):
     """Stronger than a count: the collector's hash of each trace id (or its length) decides, and nothing else."""
     for trace_id in _calls(run)["ok"]:
-        spans = run["traces"][trace_id]
-        slow = (max(s["end"] for s in spans) - min(s["start"] for s in spans)) / 1e6 >= SLOW_MS
-        assert (trace_id in run["arrived"]) == (kept_by_hash(trace_id, KEEP_PERCENT) or slow), trace_id
+        assert (trace_id in run["arrived"]) == (kept_by_hash(trace_id, KEEP_PERCENT) or _slow(run, trace_id)), trace_id
 
 
 def test_metrics_count_every_call_whatever_was_sampled(run):
