@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -28,9 +29,39 @@ from typing import Any
 ONE_LINE_LOGS = {"COLUMNS": "1000"}
 
 
+def _below_ephemeral() -> range:
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    return range(max(1024, low - 12000), low)
+
+
+_PORTS = _below_ephemeral()
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    """A loopback port nothing listens on (the OS picked it and it was released)."""
-    with socket.socket() as sock:
+    """A loopback port nothing listens on, below the kernel's ephemeral range.
+
+    A port the OS picks for bind(0) comes from the ephemeral range, and once released any
+    outgoing connection (the tests make thousands) may take it as its source port before the
+    backend binds it: Jaeger then exits with "address already in use". Below that range only
+    listeners take ports.
+    """
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    for _ in range(200):
+        port = rng.choice(_PORTS)
+        if port in _handed_out:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    with socket.socket() as sock:  # a crowded range: fall back to the OS's pick
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 

@@ -135,6 +135,22 @@ def test_the_reachability_check_calls_a_silent_collector_unreachable():
     assert not reachability._answers("127.0.0.1", free_port(), tls=False)
 
 
+def test_a_collector_back_on_its_port_is_used_at_the_next_export():
+    """A refusal is not reused: the batch made just after a restart is exported, not dropped."""
+    port = free_port()
+    endpoint = reachability.Endpoint("127.0.0.1", port)
+    url = f"http://127.0.0.1:{port}/v1/traces"
+    assert not endpoint.reachable(url, "OTEL_EXPORTER_OTLP_ENDPOINT", defaulted=False)
+    with MetricsReceiver(port).running():
+        assert endpoint.reachable(url, "OTEL_EXPORTER_OTLP_ENDPOINT", defaulted=False)
+    with hanging_collector() as silent:  # a silence costs seconds to see: that one is reused
+        endpoint = reachability.Endpoint("127.0.0.1", silent)
+        assert not endpoint.reachable(url, "OTEL_EXPORTER_OTLP_ENDPOINT", defaulted=False)
+        started = time.monotonic()
+        assert not endpoint.reachable(url, "OTEL_EXPORTER_OTLP_ENDPOINT", defaulted=False)
+        assert time.monotonic() - started < reachability._QUICK_REFUSAL
+
+
 def run_script(tmp_path: Path, env: dict[str, str]) -> float:
     script = tmp_path / "short.py"
     script.write_text(SCRIPT)
@@ -210,7 +226,7 @@ async def test_a_stdio_server_exits_before_its_host_kills_it_behind_a_silent_col
 class MetricsReceiver:
     """An OTLP/HTTP receiver on loopback that keeps the metric names it was sent."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.names: set[str] = set()
         receiver = self
 
@@ -235,7 +251,7 @@ class MetricsReceiver:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
 
     @contextmanager

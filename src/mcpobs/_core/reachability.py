@@ -35,6 +35,9 @@ _ANSWER_TIMEOUT = 1.0
 _TRUST_UP = 5.0
 _TRUST_DOWN = 2.0
 """Seconds a check is reused: exports of several signals at exit share one check."""
+_QUICK_REFUSAL = 0.05
+"""A refusal faster than this is not reused: asking again costs nothing, and the batch made
+just after a collector restarts is exported instead of dropped."""
 
 
 class Endpoint:
@@ -46,6 +49,7 @@ class Endpoint:
         self.tls = tls
         self._up = True
         self._checked = float("-inf")
+        self._trust = _TRUST_UP
         self._said = False
         self._lock = threading.Lock()
 
@@ -53,9 +57,11 @@ class Endpoint:
         """Whether to export now; says once per outage that nothing answers."""
         with self._lock:
             now = time.monotonic()
-            if now - self._checked > (_TRUST_UP if self._up else _TRUST_DOWN):
+            if now - self._checked > self._trust:
                 self._up = _answers(self.host, self.port, self.tls)
                 self._checked = time.monotonic()
+                took = self._checked - now
+                self._trust = _TRUST_UP if self._up else _TRUST_DOWN if took > _QUICK_REFUSAL else 0.0
                 if self._up and self._said:
                     logger.info("mcpobs: the OTLP endpoint %s answers again; exporting resumes.", url)
                     self._said = False
