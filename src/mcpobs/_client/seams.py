@@ -10,12 +10,14 @@ then takes that span over (`ClientCall.awaiting_send`) instead of opening anothe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcpobs import semconv as S
 from mcpobs._client import calls, classify, http, lifetime, memory, negotiation, release, wire
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall, Outbound
+from mcpobs._client.classify import Classification
 from mcpobs._client.listen import ListenStream
 from mcpobs._client.side_spans import SideSpans
 from mcpobs._client.spans import ClientSpans
@@ -115,17 +117,7 @@ class ClientSeams:
             report("client call_tool span", exc)
         if call is None:
             return await wrapped(*args, **kwargs)
-        call.awaiting_send = True
-        tokens = calls.enter(call)
-        try:
-            result = await wrapped(*args, **kwargs)
-        except BaseException as exc:
-            calls.leave(tokens)
-            if classify.failed_validation(call.cls, exc):
-                call.reclassify(classify.OUTPUT_VALIDATION, exc)
-            call.end(exc)
-            raise
-        calls.leave(tokens)
+        result = await _holding(call, classify.failed_validation, classify.OUTPUT_VALIDATION, wrapped, args, kwargs)
         settings = self.telemetry.settings
         if settings.capture_content and call.span.is_recording():
             with guarded("client tool result"):
@@ -152,17 +144,7 @@ class ClientSeams:
             report("client initialize span", exc)
         if call is None:
             return await wrapped(*args, **kwargs)
-        call.awaiting_send = True
-        tokens = calls.enter(call)
-        try:
-            result = await wrapped(*args, **kwargs)
-        except BaseException as exc:
-            calls.leave(tokens)
-            if classify.unsupported_version(call.cls, exc):
-                call.reclassify(classify.UNSUPPORTED_VERSION, exc)
-            call.end(exc)
-            raise
-        calls.leave(tokens)
+        result = await _holding(call, classify.unsupported_version, classify.UNSUPPORTED_VERSION, wrapped, args, kwargs)
         call.end()
         return result
 
@@ -225,6 +207,33 @@ class ClientSeams:
                 server = http.url_of(built) or server  # a Client built on a transport object
             http.own(built, memory.remember_connection(session, server, by_url=server is not instance.server))
         return session
+
+
+async def _holding(
+    call: ClientCall,
+    raised_after_reply: Callable[[Classification | None, BaseException], bool],
+    instead: Classification,
+    wrapped: Any,
+    args: Any,
+    kwargs: Any,
+) -> Any:
+    """`wrapped` with `call` current, for its own `send_request` to take over; ends `call` if it raises.
+
+    An exception the SDK raises after an ok reply (`raised_after_reply`) is the call's failure
+    (`instead`): an output that fails its schema, a revision the client does not speak.
+    """
+    call.awaiting_send = True
+    tokens = calls.enter(call)
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        calls.leave(tokens)
+        if raised_after_reply(call.cls, exc):
+            call.reclassify(instead, exc)
+        call.end(exc)
+        raise
+    calls.leave(tokens)
+    return result
 
 
 def _session_of(client: Any) -> Any:
