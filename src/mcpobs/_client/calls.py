@@ -253,7 +253,7 @@ class ClientCall:
         if cls.outcome in S.LATENCY_OUTCOMES and cls.sample and self.elapsed is not None:
             # the span is no longer current here: hand it over so an exemplar points at this call
             tel.client_duration.record(self.elapsed, labels, context=self.context)
-        tel.client_requests.add(1, counted)
+        tel.client_requests.add_shared(1, counted)
 
     @property
     def in_flight(self) -> bool:

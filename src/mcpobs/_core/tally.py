@@ -21,27 +21,55 @@ from mcpobs import semconv as S
 
 _OVERFLOW: Mapping[str, Any] = {S.OTEL_METRIC_OVERFLOW: True}
 _OVERFLOW_KEY = tuple(_OVERFLOW.items())
+_MAX_SHARED = 4096
+"""Shared label dicts remembered by identity (`Tally.add_shared`); past it the memory starts over."""
 
 
 class Tally:
     """One monotonic counter: `add()` on the hot path, totals read at collection."""
 
-    __slots__ = ("_lock", "_totals")
+    __slots__ = ("_lock", "_shared", "_totals")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._totals: dict[tuple[Any, ...], list[Any]] = {}
         """Label items -> [labels, running total]."""
+        self._shared: dict[int, tuple[Mapping[str, Any], list[Any]]] = {}
+        """id(a shared label dict) -> (that dict, its entry in `_totals`): see `add_shared`."""
 
     def add(self, amount: int, labels: Mapping[str, Any]) -> None:
         key = tuple(labels.items())
         with self._lock:
-            entry = self._totals.get(key)
-            if entry is None:
-                if len(self._totals) >= S.MAX_COUNTER_SERIES:
-                    key, labels = _OVERFLOW_KEY, _OVERFLOW
-                entry = self._totals.setdefault(key, [dict(labels), 0])
+            entry = self._entry(key, labels)
             entry[1] += amount
+
+    def add_shared(self, amount: int, labels: Mapping[str, Any]) -> None:
+        """`add` for a label dict that is shared and never mutated (a `labels.LabelSets` one).
+
+        Its entry is found by the dict's identity, without building and hashing its items on
+        every call. The dict is held here, so its id cannot be reused by another while cached.
+        """
+        held = self._shared.get(id(labels))
+        if held is not None and held[0] is labels:
+            entry = held[1]
+        else:
+            key = tuple(labels.items())
+            with self._lock:
+                entry = self._entry(key, labels)
+                if len(self._shared) >= _MAX_SHARED:
+                    self._shared.clear()
+                self._shared[id(labels)] = (labels, entry)
+        with self._lock:
+            entry[1] += amount
+
+    def _entry(self, key: tuple[Any, ...], labels: Mapping[str, Any]) -> list[Any]:
+        """The [labels, total] of `key`, made if new (the overflow series once full). Under the lock."""
+        entry = self._totals.get(key)
+        if entry is None:
+            if len(self._totals) >= S.MAX_COUNTER_SERIES:
+                key, labels = _OVERFLOW_KEY, _OVERFLOW
+            entry = self._totals.setdefault(key, [dict(labels), 0])
+        return entry
 
     def observe(self, options: CallbackOptions) -> Iterable[Observation]:
         with self._lock:

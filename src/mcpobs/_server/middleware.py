@@ -359,7 +359,7 @@ class ServerMiddleware:
             # The request's context, though detached by now: an exemplar (if the filter takes
             # one) then points at this request's span, never at an ambient one.
             tel.server_duration.record(elapsed, duration_labels, context=call.context)
-        tel.server_requests.add(1, counted)
+        tel.server_requests.add_shared(1, counted)
 
 
 _AFTER = {
