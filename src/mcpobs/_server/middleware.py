@@ -74,10 +74,15 @@ class ServerMiddleware:
     def __init__(self, telemetry: Telemetry, server: Any) -> None:
         self.telemetry = telemetry
         self.names = ServerNames(server)
-        self._server_attrs = _identity.server_attributes(server, telemetry)
+        constant = release_labels(server)
+        # The span starts with the labels, its release among them: the end batch repeats only
+        # what they do not already say (a release the label had to bound stays as stated).
+        self._server_attrs = {
+            k: v for k, v in _identity.server_attributes(server, telemetry).items() if constant.get(k) != v
+        }
         self.fingerprints = FingerprintCache()
         self._labels = LabelSets(
-            S.SERVER_REQUESTS, errors_only=True, constant=release_labels(server), duration=S.SERVER_OPERATION_DURATION
+            S.SERVER_REQUESTS, errors_only=True, constant=constant, duration=S.SERVER_OPERATION_DURATION
         )
         _service_version.adopt(getattr(server, "version", None))  # the resource's, when mcpobs configured it
         self._excluded = telemetry.settings.excluded_methods
