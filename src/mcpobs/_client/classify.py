@@ -43,6 +43,8 @@ _FROM_CODE: dict[int, Classification] = {}
 
 
 def from_result(result: object) -> Classification:
+    if type(result) is CallToolResult:  # most replies: told apart before the (slower) model-class checks
+        return TOOL_ERROR if result.is_error else _outcome.OK
     if isinstance(result, InputRequiredResult):
         return _outcome.PENDING_INPUT
     if isinstance(result, CallToolResult) and result.is_error:

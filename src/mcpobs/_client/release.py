@@ -53,7 +53,9 @@ def _held(session: Any) -> _Held:
 def stamped_release(result: Any, session: Any) -> str | None:
     """The release that produced `result`: its `_meta` stamp, else what the handshake said."""
     meta = getattr(result, "meta", None)
-    info: object = cast("Mapping[str, object]", meta).get(S.META_SERVER_INFO) if isinstance(meta, Mapping) else None
+    # A plain dict is told apart before the abstract-class check (every result passes here).
+    mapping = type(meta) is dict or isinstance(meta, Mapping)
+    info: object = cast("Mapping[str, object]", meta).get(S.META_SERVER_INFO) if mapping else None
     if info is None:
         try:
             info = session.server_info
@@ -61,7 +63,7 @@ def stamped_release(result: Any, session: Any) -> str | None:
             return None
     version: object = (
         cast("Mapping[str, object]", info).get("version")
-        if isinstance(info, Mapping)
+        if type(info) is dict or isinstance(info, Mapping)
         else getattr(info, "version", None)
     )
     return _labels.release(S.SERVER_VERSION, version)

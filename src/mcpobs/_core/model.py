@@ -83,8 +83,10 @@ def with_meta(kwargs: Any) -> Any:
 
 def received(meta: Any, attrs: dict[str, Any]) -> None:
     """Server side: the model a client sent in `_meta`, as span attributes (strings only, bounded)."""
-    sent = cast("Mapping[str, object]", meta).get(S.META_MODEL) if isinstance(meta, Mapping) else None
-    if not isinstance(sent, Mapping):
+    # A plain dict is told apart before the abstract-class check (every request passes here).
+    mapping = type(meta) is dict or isinstance(meta, Mapping)
+    sent = cast("Mapping[str, object]", meta).get(S.META_MODEL) if mapping else None
+    if sent is None or not isinstance(sent, Mapping):
         return
     model = cast("Mapping[str, object]", sent)
     for field, attr in _FIELDS:

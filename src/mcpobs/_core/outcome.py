@@ -175,6 +175,13 @@ def from_exception(
 
 def from_result(result: object, method: str, tool_failure: Classification | None) -> Classification:
     """A request whose handler chain returned."""
+    if type(result) is dict:  # the wire result: told apart before the (slower) abstract-class checks
+        reply = cast("dict[str, object]", result)
+        if reply.get("resultType") == "input_required":
+            return PENDING_INPUT
+        if tool_failure is not None:
+            return tool_failure
+        return TOOL_ERROR if method == "tools/call" and reply.get("isError") is True else OK
     if is_input_required(result):
         return PENDING_INPUT
     if tool_failure is not None:
