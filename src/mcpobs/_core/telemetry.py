@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import Histogram, UpDownCounter
@@ -39,6 +39,7 @@ class Telemetry:
         meter_provider: metrics.MeterProvider | None = None,
     ) -> None:
         self.settings = settings
+        self._limit = settings.max_attribute_length
         self.tracer = trace.get_tracer(
             semconv.INSTRUMENTATION_NAME, __version__, tracer_provider, schema_url=semconv.SCHEMA_URL
         )
@@ -79,8 +80,24 @@ class Telemetry:
             return NonRecordingSpan(trace.get_current_span(context).get_span_context())
 
     def bound(self, value: object) -> str:
-        """A string attribute value: cut to the configured length, valid UTF-8 (`text.clean`)."""
-        return clean(value, self.settings.max_attribute_length)
+        """A string attribute value: cut to the configured length, valid UTF-8 (`text.clean`).
+
+        Most values are short ASCII strings or integer request ids: those are answered here,
+        as `clean` would answer them, without its call.
+        """
+        limit = self._limit
+        kind = type(value)
+        if kind is str:
+            text = cast("str", value)
+            if len(text) <= limit and text.isascii():
+                return text
+        elif kind is int:
+            try:
+                text = str(value)  # digits and a sign: ASCII
+            except ValueError:  # more digits than `str` converts: `clean` says so
+                return clean(value, limit)
+            return text if len(text) <= limit else text[:limit]
+        return clean(value, limit)
 
     def exception_attributes(self, exc: BaseException) -> dict[str, Any]:
         """What `Span.record_exception` takes in place of the exception's own text (`text.exception_attributes`)."""
