@@ -204,17 +204,26 @@ def _payload(attributes: dict[str, dict]):
     return Payload(attributes)
 
 
-def _labels(mode: str, side: str = "server") -> dict[str, str | int]:
-    """The duration labels mcpobs records for a successful `tools/call echo` on that side."""
+def _labels(mode: str, side: str = "server", fastmcp: bool = False) -> dict[str, str | int]:
+    """The duration labels mcpobs records for a successful `tools/call echo` on that side.
+
+    The releases too (issue 22): the server's own on the server side; the answering server's
+    and the client's own on the client side (the bench server states 1.0.0 and the SDK's
+    client 0.1.0; FastMCP states its own version for both).
+    """
     from mcpobs import semconv as S
 
+    server, client = (_version("fastmcp"),) * 2 if fastmcp else ("1.0.0", "0.1.0")
     labels = {
         S.MCP_METHOD_NAME: "tools/call",
         S.MCP_PROTOCOL_VERSION: "2025-11-25" if mode == "legacy" else "2026-07-28",
         S.GEN_AI_OPERATION_NAME: S.EXECUTE_TOOL,
         S.GEN_AI_TOOL_NAME: "echo",
+        S.SERVER_VERSION: server,
         S.OUTCOME: S.Outcome.OK.value,
     }
+    if side == "client":
+        labels[S.CLIENT_VERSION] = client
     if mode == "http":
         labels |= {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http", S.NETWORK_PROTOCOL_VERSION: "1.1"}
         if side == "client":
@@ -231,11 +240,11 @@ def _histogram(meter_provider, spec):
 class _ServerDuration:
     """A server middleware that records the server duration histogram, and nothing else."""
 
-    def __init__(self, meter_provider, mode: str) -> None:
+    def __init__(self, meter_provider, mode: str, fastmcp: bool = False) -> None:
         from mcpobs import semconv as S
 
         self.histogram = _histogram(meter_provider, S.SERVER_OPERATION_DURATION)
-        self.labels = _labels(mode)
+        self.labels = _labels(mode, fastmcp=fastmcp)
 
     async def __call__(self, ctx, call_next):
         start = time.perf_counter()
@@ -257,7 +266,7 @@ class _ClientFloor:
         self.tracer = None
         if config in ("floor-full", "floor-payload", "floor-sampled", "histograms-only", "fastmcp-floor"):
             self.histogram = _histogram(meter_provider, S.CLIENT_OPERATION_DURATION)
-            self.labels = _labels(mode, "client")
+            self.labels = _labels(mode, "client", fastmcp=config in FASTMCP)
             if mode == "auto" and config not in ("histograms-only", "fastmcp-floor"):
                 self.tracer = trace.get_tracer("floor")
                 self.attributes = {S.MCP_METHOD_NAME: "tools/call", S.GEN_AI_TOOL_NAME: "echo"}
@@ -312,7 +321,7 @@ def _fastmcp_server(config: str, mode: str, meter_provider):
         return text
 
     if config in FLOORS:  # the server duration record, outermost in its chain as mcpobs's middleware is
-        server._mcp_server.middleware.insert(0, _ServerDuration(meter_provider, mode))
+        server._mcp_server.middleware.insert(0, _ServerDuration(meter_provider, mode, fastmcp=True))
     return server
 
 
