@@ -75,7 +75,7 @@ async def refused(client: Client) -> None:
 
 
 async def refused_access(billing_url: str) -> None:
-    # the tokens test_client_failures.StaticVerifier knows: none (401), one without billing:write (403)
+    # test_client_failures.StaticVerifier: a token it does not know (401), one without billing:write (403)
     for token in ("stolen", "staff-token"):
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
             await refused(Client(streamable_http_client(billing_url, http_client=http)))
