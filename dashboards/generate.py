@@ -138,14 +138,19 @@ def _latency(metric: str, matchers: str, title: str, description: str) -> Timese
 
 
 def _access_refused(metric: str, side: str) -> Timeseries:
-    """Access refused is its own fact: never in the error ratio, never an outage."""
+    """Access refused is its own fact: never in the error ratio, never an outage.
+
+    The panel shows 0, not "no data", while nothing is refused. `or on() vector(0)`, not
+    `or vector(0)`: the fallback's empty label set matches none of the per-method series, so a
+    plain `or` would add an unnamed zero series beside them whenever something was refused.
+    """
     refused = f'{SELECT_TOOL}, {BOUNDARY}="{S.Boundary.ACCESS.value}"'
     return _timeseries(
         "Access refused",
         f"Requests the {side} saw refused for the caller's access (HTTP 401/403, insufficient scope, "
         "a handler's PermissionError): mcpobs.failure.boundary=access. Not a server error, not an outage.",
         "reqps",
-        _query(f"{_rate(metric, refused, METHOD)} or vector(0)", f"{{{{{METHOD}}}}}"),
+        _query(f"{_rate(metric, refused, METHOD)} or on() vector(0)", f"{{{{{METHOD}}}}}"),
     )
 
 

@@ -15,10 +15,8 @@ from __future__ import annotations
 import logging
 import os
 import random
-import threading
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, suppress
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import ExitStack, suppress
 from typing import Any
 
 import pytest
@@ -27,11 +25,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import Implementation
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from otlp_receiver import OtlpReceiver
 from transports import serve_http
 
 import mcpobs
@@ -195,44 +193,6 @@ def test_the_session_log_line_is_bounded_and_valid(mcpobs_telemetry, caplog):
 # -- end to end: the issue's example, into a real OTLP/HTTP receiver ---------------------------
 
 
-class Receiver:
-    """An OTLP/HTTP trace receiver on loopback: parses each export and counts its spans."""
-
-    def __init__(self) -> None:
-        self.spans = 0
-        self.lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["content-length"]))
-                request = ExportTraceServiceRequest()
-                request.ParseFromString(body)
-                count = sum(len(s.spans) for r in request.resource_spans for s in r.scope_spans)
-                with receiver.lock:
-                    receiver.spans += count
-                self.send_response(200)
-                self.send_header("content-type", "application/x-protobuf")
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
-
-    @contextmanager
-    def running(self) -> Iterator[Receiver]:
-        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield self
-        finally:
-            self.server.shutdown()
-            self.server.server_close()
-
-
 class Counting(OTLPSpanExporter):
     """The real OTLP/HTTP exporter, counting the spans handed to it."""
 
@@ -251,11 +211,11 @@ async def test_one_lone_surrogate_among_300_calls_loses_no_span_at_the_receiver(
     Over HTTP the SDK's JSON parser refuses a lone surrogate escape, so there the surrogate comes
     from the handler instead: a file name with a byte that is not UTF-8, as `os.fsdecode` gives it.
     """
-    receiver = Receiver()
+    receiver = OtlpReceiver()
     with receiver.running():
         provider = TracerProvider()
         Counting.handed = 0
-        provider.add_span_processor(BatchSpanProcessor(Counting(endpoint=receiver.url, timeout=5)))
+        provider.add_span_processor(BatchSpanProcessor(Counting(endpoint=receiver.traces_url, timeout=5)))
         meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
         mcpobs.uninstrument()
         mcpobs.instrument(tracer_provider=provider, meter_provider=meter_provider)

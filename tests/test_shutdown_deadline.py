@@ -13,55 +13,25 @@ the final metrics still arrive.
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any
 
 import pytest
+from exiting import OFF, environment, exporting_to, run_short_script, sigterm_time
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
-from processes import free_port, wait_for_port
+from otlp_receiver import OtlpReceiver
+from processes import free_port
 
 from mcpobs._core import reachability
 
-ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 3.0  # the default
 SLACK = 3.0
-
-SCRIPT = """
-import anyio
-from mcp import Client
-from mcp.server.mcpserver import MCPServer
-
-import mcpobs
-
-mcpobs.instrument()
-server = MCPServer("shop")
-
-
-@server.tool()
-def ping() -> str:
-    return "pong"
-
-
-async def main():
-    async with Client(server) as client:
-        for _ in range(20):
-            await client.call_tool("ping", {})
-
-
-anyio.run(main)
-"""
 
 STDIO_SERVER = """
 from mcp.server.mcpserver import MCPServer
@@ -112,24 +82,12 @@ def hanging_collector() -> Iterator[int]:
         sock.close()
 
 
-def environment(**settings: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    return {**env, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT / "examples"), **settings}
-
-
-def exporting_to(port: int, **settings: str) -> dict[str, str]:
-    return environment(OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}", **settings)
-
-
-OFF = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
-
-
 def test_the_reachability_check_calls_a_silent_collector_unreachable():
     with hanging_collector() as port:
         started = time.monotonic()
         assert not reachability._answers("127.0.0.1", port, tls=False)
         assert time.monotonic() - started < reachability._CONNECT_TIMEOUT + reachability._ANSWER_TIMEOUT + 1
-    receiver = MetricsReceiver()
+    receiver = OtlpReceiver()
     with receiver.running():
         assert reachability._answers("127.0.0.1", receiver.port, tls=False)  # any HTTP answer will do
     assert not reachability._answers("127.0.0.1", free_port(), tls=False)
@@ -141,7 +99,7 @@ def test_a_collector_back_on_its_port_is_used_at_the_next_export():
     endpoint = reachability.Endpoint("127.0.0.1", port)
     url = f"http://127.0.0.1:{port}/v1/traces"
     assert not endpoint.reachable(url, "OTEL_EXPORTER_OTLP_ENDPOINT", defaulted=False)
-    with MetricsReceiver(port).running():
+    with OtlpReceiver(port).running():
         assert endpoint.reachable(url, "OTEL_EXPORTER_OTLP_ENDPOINT", defaulted=False)
     with hanging_collector() as silent:  # a silence costs seconds to see: that one is reused
         endpoint = reachability.Endpoint("127.0.0.1", silent)
@@ -151,54 +109,18 @@ def test_a_collector_back_on_its_port_is_used_at_the_next_export():
         assert time.monotonic() - started < reachability._QUICK_REFUSAL
 
 
-def run_script(tmp_path: Path, env: dict[str, str]) -> float:
-    script = tmp_path / "short.py"
-    script.write_text(SCRIPT)
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return time.monotonic() - started
-
-
 def test_a_short_script_exits_within_the_deadline_behind_a_silent_collector(tmp_path):
-    off = run_script(tmp_path, environment(**OFF))
+    off, _ = run_short_script(tmp_path, environment(**OFF), calls=20)
     with hanging_collector() as port:
-        hung = run_script(tmp_path, exporting_to(port))
+        hung, _ = run_short_script(tmp_path, exporting_to(port), calls=20)
     print(f"short script behind a silent collector: {hung:.1f} s, {off:.1f} s with exporting off")
     assert hung - off < DEADLINE + SLACK, f"{hung:.1f} s against {off:.1f} s with exporting off"
-
-
-async def stop_time(env: dict[str, str], tmp_path: Path) -> float:
-    """Serve examples/shop_http.py, make calls, SIGTERM it; seconds until it exited."""
-    port = free_port()
-    err = tmp_path / f"stderr-{port}.txt"
-    with err.open("w") as stderr:
-        process = subprocess.Popen(
-            [sys.executable, "examples/shop_http.py", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    try:
-        wait_for_port(port, process, "the shop", timeout=30)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-            for _ in range(5):
-                await client.call_tool("get_order_status", {"order_id": "O-1873"})
-        started = time.monotonic()
-        process.send_signal(signal.SIGTERM)
-        process.wait(90)
-        return time.monotonic() - started
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 @pytest.mark.anyio
 async def test_an_http_server_stops_within_the_deadline_after_sigterm_behind_a_silent_collector(tmp_path):
     with hanging_collector() as port:
-        hung = await stop_time(exporting_to(port), tmp_path)
+        hung, _ = await sigterm_time(tmp_path, exporting_to(port), calls=5)
     print(f"HTTP server, SIGTERM to exit behind a silent collector: {hung:.1f} s")
     assert hung < DEADLINE + SLACK, f"SIGTERM took {hung:.1f} s"
 
@@ -223,52 +145,10 @@ async def test_a_stdio_server_exits_before_its_host_kills_it_behind_a_silent_col
 # -- a SIGTERM that lands while the main thread holds the SDK's metric lock --------------------
 
 
-class MetricsReceiver:
-    """An OTLP/HTTP receiver on loopback that keeps the metric names it was sent."""
-
-    def __init__(self, port: int = 0) -> None:
-        self.names: set[str] = set()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["content-length"]))
-                if self.path.endswith("/v1/metrics"):
-                    request = ExportMetricsServiceRequest()
-                    request.ParseFromString(body)
-                    for r in request.resource_metrics:
-                        for s in r.scope_metrics:
-                            receiver.names.update(m.name for m in s.metrics)
-                self.send_response(200)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def do_HEAD(self) -> None:
-                self.send_response(404)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.port = self.server.server_address[1]
-
-    @contextmanager
-    def running(self) -> Iterator[MetricsReceiver]:
-        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield self
-        finally:
-            self.server.shutdown()
-            self.server.server_close()
-
-
 def test_a_sigterm_while_the_metric_lock_is_held_flushes_the_final_metrics_without_stalling(tmp_path):
     script = tmp_path / "locked.py"
     script.write_text(LOCKED)
-    receiver = MetricsReceiver()
+    receiver = OtlpReceiver()
     with receiver.running():
         env = exporting_to(receiver.port, OTEL_TRACES_EXPORTER="none", OTEL_METRIC_EXPORT_INTERVAL="600000")
         process = subprocess.Popen(
@@ -288,4 +168,4 @@ def test_a_sigterm_while_the_metric_lock_is_held_flushes_the_final_metrics_witho
     print(f"SIGTERM while the metric lock is held: {took:.1f} s")
     assert process.returncode == -signal.SIGTERM  # it still dies of SIGTERM, as it would without mcpobs
     assert took < DEADLINE + SLACK, f"SIGTERM took {took:.1f} s"
-    assert "locked.work" in receiver.names, "the final metrics were lost"
+    assert "locked.work" in receiver.metric_names, "the final metrics were lost"

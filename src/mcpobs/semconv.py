@@ -247,6 +247,7 @@ KNOWN_ERROR_CODES: Final = frozenset(
     {-32700, -32600, -32601, -32602, -32603}  # JSON-RPC 2.0
     | {-32002, -32020, -32021, -32022, -32042}  # the MCP specification's, retired ones included
     | {-32000, -32001, -32800}  # the MCP SDKs' own (connection closed, timeout, request cancelled)
+    | {0}  # the Python SDK's answer to a handler's exception at a handshake revision (JSONRPCDispatcher)
 )
 """JSON-RPC error codes that appear as themselves in `error.type` and `rpc.response.status_code`
 labels. Any other code a peer returns is `OTHER` there (a peer must not add series); the span

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections import Counter
 
 import pytest
 from backends import get
@@ -23,6 +24,7 @@ SHOP_TOOLS = {
     "restock",
     "check_stock",
     "release_check_stock",
+    "override_refund_limit",
 }
 SPAN_KIND_SERVER, SPAN_KIND_CLIENT = 2, 3
 REQUESTS = S.prometheus_name(S.SERVER_REQUESTS)
@@ -39,6 +41,11 @@ def kind(span) -> int:
 def server_spans(e2e: Session, name: str | None = None) -> list[dict]:
     spans = [s for s in e2e.traces(SERVER_SERVICE) if kind(s) == SPAN_KIND_SERVER]
     return [s for s in spans if name is None or s["name"] == name]
+
+
+def client_spans(e2e: Session) -> list[dict]:
+    """The client's own spans: Jaeger answers a service with whole traces, the server's spans in them too."""
+    return [s for s in e2e.traces(CLIENT_SERVICE) if kind(s) == SPAN_KIND_CLIENT]
 
 
 def test_server_spans_carry_the_resource_from_the_standard_variables(e2e):
@@ -157,3 +164,30 @@ def base64_or_hex(trace_id: str) -> str:
     if len(trace_id) == 32:
         return trace_id.lower()
     return base64.b64decode(trace_id).hex()
+
+
+def test_access_refusals_reach_jaeger_on_both_sides_joined_by_the_header(e2e):
+    """The shop's billing endpoint refused a token it did not know (401) and one without the scope (403)."""
+    refused = str(S.Boundary.ACCESS.value)
+    client = [s for s in client_spans(e2e) if s["attributes"].get(S.FAILURE_BOUNDARY) == refused]
+    by_id = {s["spanId"]: s for s in client}
+    status = S.HTTP_RESPONSE_STATUS_CODE
+    # each attempt: server/discover refused, the SDK falls back to initialize, refused again; two passes
+    assert Counter((s["name"], s["attributes"][status]) for s in client) == {
+        (m, code): 2 for m in ("server/discover", "initialize") for code in (401, 403)
+    }
+    assert {s["attributes"][S.OUTCOME] for s in client} == {"client_error"}
+    assert {s["attributes"][S.ERROR_TYPE] for s in client} == {"401", "403"}
+    server = [s for s in server_spans(e2e) if s["attributes"].get(S.FAILURE_BOUNDARY) == refused]
+    at_the_door = [s for s in server if status in s["attributes"]]
+    assert Counter(s["attributes"][status] for s in at_the_door) == {401: 4, 403: 4}
+    for span in at_the_door:
+        assert span["attributes"][S.OUTCOME] == "client_error"
+        parent = by_id[span["parentSpanId"]]  # the traceparent header rode along on the refused POST
+        assert parent["attributes"][status] == span["attributes"][status]
+    (tool,) = {s["name"] for s in server if s not in at_the_door}
+    assert tool == "tools/call override_refund_limit"  # the PermissionError: the caller refused, not a bug
+    assert len([s for s in server if s["name"] == tool]) == 2
+    # the client sees only an isError result: a tool error, not access refused
+    seen = [s for s in client_spans(e2e) if s["name"] == tool]
+    assert [s["attributes"][S.OUTCOME] for s in seen] == ["tool_error", "tool_error"]

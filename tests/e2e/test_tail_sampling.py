@@ -190,9 +190,18 @@ def test_ok_calls_arrive_at_the_set_fraction(run):
 
 
 def test_the_ok_calls_kept_are_exactly_those_the_policies_pick(run):
-    """Stronger than a count: the collector's hash of each trace id (or its length) decides, and nothing else."""
+    """Stronger than a count: the collector's hash of each trace id (or its length) decides, and nothing else.
+
+    An ok call the loaded machine made slow is left out on the side of "not kept": the latency
+    policy measures the spans that arrived by its decision time, and on a starved machine the
+    client's span can land after it (a decision wait here is 2 s), so either answer is the
+    policy's. Kept, it arrives whole (`test_no_trace_arrives_in_part`).
+    """
     for trace_id in _calls(run)["ok"]:
-        assert (trace_id in run["arrived"]) == (kept_by_hash(trace_id, KEEP_PERCENT) or _slow(run, trace_id)), trace_id
+        if kept_by_hash(trace_id, KEEP_PERCENT):
+            assert trace_id in run["arrived"], f"{trace_id}: the probabilistic policy keeps it"
+        elif not _slow(run, trace_id):
+            assert trace_id not in run["arrived"], f"{trace_id}: no policy keeps a fast ok call outside the fraction"
 
 
 def test_metrics_count_every_call_whatever_was_sampled(run):

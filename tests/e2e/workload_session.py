@@ -35,6 +35,8 @@ class Session:
     started: datetime
     server_log: str
     client_log: str
+    landed: float = 0.0
+    """When the data had landed (Unix time): rates queried at this instant span the workload."""
 
     def traces(self, service: str) -> list[dict[str, Any]]:
         """Every span Jaeger holds for a service, as OTLP-JSON span dicts with their resource."""
@@ -58,8 +60,8 @@ class Session:
                     spans.append(span)
         return spans
 
-    def promql(self, expr: str) -> list[dict[str, Any]]:
-        return promql(self.stack.prometheus.url, expr)
+    def promql(self, expr: str, at: float | None = None) -> list[dict[str, Any]]:
+        return promql(self.stack.prometheus.url, expr, at)
 
 
 def _value(v: dict[str, Any]) -> Any:
@@ -138,4 +140,5 @@ def run_workload(workdir: Path) -> Iterator[Session]:
         requests = S.prometheus_name(S.SERVER_REQUESTS)
         wait_for("server spans in Jaeger", lambda: session.traces(SERVER_SERVICE))
         wait_for("metrics in Prometheus", lambda: session.promql(f'{requests}{{job="{SERVER_SERVICE}"}}'))
+        session.landed = time.time()
         yield session

@@ -27,6 +27,7 @@ from mcpobs._client import calls, classify, memory
 from mcpobs._client import rounds as _rounds
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
+from mcpobs._core.config import Settings
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.labels import LabelSets
 from mcpobs._core.methods import KNOWN_METHODS
@@ -87,8 +88,10 @@ class SideSpans:
             method = attributes.get(S.MCP_METHOD_NAME)
             known = method if method in KNOWN_METHODS else S.OTHER
             attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known}
-            labels = _serving_labels(known)
+            labels, session = _serving(self.telemetry.settings)
             attrs.update(labels)
+            if session is not None:  # a span attribute only: never a label of the duration below
+                attrs[S.MCP_SESSION_ID] = session
             request_id = attributes.get(S.JSONRPC_REQUEST_ID)
             if request_id is not None:
                 attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
@@ -185,19 +188,24 @@ class SideSpans:
                     self.telemetry.server_duration.record(time.perf_counter() - start, labels)
 
 
-def _serving_labels(method: str) -> dict[str, Any]:
-    """A server asking its client while serving a request: that request's version and network.
+def _serving(settings: Settings) -> tuple[dict[str, Any], str | None]:
+    """A server asking its client while serving a request: that request's version, network and session.
 
-    Read from the request's SERVER span (the middleware put its labels there when it opened);
-    empty for a request sent outside any served request (a raw dispatcher call).
+    The version and network are read from the request's SERVER span (the middleware put its
+    labels there when it opened); the session id, which that span gets only when it ends, from
+    the connection the SDK is sending on (`sessions.asking_session_id`), by the rule the SERVER
+    span's uses. No labels for a request sent outside any served request, and no session for a
+    raw dispatcher call (no session is known there).
     """
+    from mcpobs._server import sessions as _sessions
     from mcpobs._server import state as _state
 
+    session = _sessions.asking_session_id(settings)
     serving = _state.current()
     attributes = getattr(serving.span, "attributes", None) if serving is not None else None
     if not attributes:
-        return {}
-    return {k: attributes[k] for k in _ASKED_LABELS if k in attributes}
+        return {}, session
+    return {k: attributes[k] for k in _ASKED_LABELS if k in attributes}, session
 
 
 def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:

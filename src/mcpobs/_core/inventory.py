@@ -163,6 +163,13 @@ DISPATCH_NOTIFICATION = wrap(
     "mcp.shared.jsonrpc_dispatcher:JSONRPCDispatcher._dispatch_notification", "cancel reasons (_server/cancellation)"
 )
 SERVE_LOOP = wrap("mcp.server.streamable_http_manager:serve_loop", "a legacy HTTP session's labels")
+SESSION_ASKS = wrap(
+    "mcp.server.session:ServerSession.send_request", "the session of a request the server asks (_server/sessions.py)"
+)
+CONNECTION_ASKS = wrap(
+    "mcp.server.connection:Connection.send_raw_request",
+    "the session of a request the server asks on its standalone stream (_server/sessions.py)",
+)
 STREAM_CLASSIFY = wrap(
     "mcp.server.runner:classify_inbound_request", "stdio: envelope and version refusals (_server/transport.py)"
 )

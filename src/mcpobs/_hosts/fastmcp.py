@@ -31,7 +31,7 @@ from mcpobs._core.labels import PIPE
 from mcpobs._core.names import ServerNames
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
-from mcpobs._hosts.host import Host
+from mcpobs._hosts.host import Host, outermost_tool_call
 from mcpobs._server import progress as _progress
 from mcpobs._server import state as _state
 
@@ -150,16 +150,11 @@ async def call_tool_hook(wrapped: Any, instance: Any, args: Any, kwargs: Any) ->
     state = _state.current()
     if state is None or state.tool_depth or state.method != "tools/call":
         return await wrapped(*args, **kwargs)
-    state.tool_depth += 1
-    try:
-        return await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        with guarded("tool classification"):
-            name = args[0] if args else kwargs.get("name")
-            state.tool_failure, state.exception = classify_tool_exception(exc, name)
-        raise
-    finally:
-        state.tool_depth -= 1
+
+    def why(exc: BaseException) -> tuple[Classification | None, BaseException | None]:
+        return classify_tool_exception(exc, args[0] if args else kwargs.get("name"))
+
+    return await outermost_tool_call(state, why, wrapped, args, kwargs)
 
 
 def classify_tool_exception(exc: BaseException, name: object) -> tuple[Classification | None, BaseException | None]:

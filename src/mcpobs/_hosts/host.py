@@ -10,15 +10,18 @@ what their framework does differently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpobs._core import inventory as I
+from mcpobs._core.guard import guarded
 from mcpobs._core.labels import PIPE, Network
 from mcpobs._core.names import ServerNames
 from mcpobs._core.patches import Patch
 from mcpobs._server import state as _state
 
 if TYPE_CHECKING:
+    from mcpobs._core.outcome import Classification
     from mcpobs._server.setup import ServerSetup
 
 
@@ -52,6 +55,26 @@ class Host:
         A lowlevel `Server` runs on stdio inside `async with stdio_server()`: that block is labelled.
         """
         return [Patch(I.STDIO_SERVER.module, I.STDIO_SERVER.name, _on_stdio)]
+
+
+async def outermost_tool_call(
+    state: _state.RequestState,
+    why: Callable[[BaseException], tuple[Classification | None, BaseException | None]],
+    wrapped: Any,
+    args: Any,
+    kwargs: Any,
+) -> Any:
+    """Run a framework's tool call (the request's outermost); if it raises, `why` classifies it
+    before the framework flattens the exception into a result."""
+    state.tool_depth += 1
+    try:
+        return await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        with guarded("tool classification"):
+            state.tool_failure, state.exception = why(exc)
+        raise
+    finally:
+        state.tool_depth -= 1
 
 
 def _on_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:

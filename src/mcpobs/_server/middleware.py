@@ -32,6 +32,7 @@ from mcpobs._core.names import LISTINGS, ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.telemetry import Telemetry, end_once
 from mcpobs._server import cancellation as _cancellation
+from mcpobs._server import catch_all as _catch_all
 from mcpobs._server import identity as _identity
 from mcpobs._server import rounds as _rounds
 from mcpobs._server import sessions as _sessions
@@ -240,6 +241,10 @@ class ServerMiddleware:
                 )
                 if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
                     attrs = {S.CANCEL_REASON: reason}
+                elif call.method == "prompts/get" and cls.rpc_code is None and cls.outcome is S.Outcome.SERVER_ERROR:
+                    # MCPServer wraps what a prompt raised in a ValueError: its class says
+                    # nothing, the code the SDK answers with is what the client got.
+                    cls = _catch_all.answered(ctx.protocol_version)
             if ctx.request_id is None and self.names.is_request(ctx.method):
                 cls = _outcome.NOT_A_REQUEST  # the SDK took it for a notification: nothing was answered
         except Exception as err:

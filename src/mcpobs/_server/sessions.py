@@ -13,9 +13,11 @@ from __future__ import annotations
 import sys
 import time
 import weakref
+from contextvars import ContextVar
 from typing import Any
 
 from mcpobs import semconv as S
+from mcpobs._core import inventory as I
 from mcpobs._core.config import Settings
 from mcpobs._core.guard import guarded
 from mcpobs._core.labels import Network, http_network
@@ -40,7 +42,10 @@ _ids: weakref.WeakKeyDictionary[Any, tuple[str, Settings, str | None]] = weakref
 
 
 def session_id(session: Any, settings: Settings) -> str | None:
-    """`mcp.session.id` for a request of this `ServerSession`: computed once per connection."""
+    """`mcp.session.id` for a request of this `ServerSession`: computed once per connection.
+
+    On every recorded request's path, so `connection_session_id`'s body is inlined here.
+    """
     connection = getattr(session, "_connection", None)
     raw = getattr(connection, "session_id", None)
     if raw is None:
@@ -49,6 +54,54 @@ def session_id(session: Any, settings: Settings) -> str | None:
     if found is None or found[0] != raw or found[1] is not settings:
         found = _ids[connection] = (raw, settings, session_attribute(raw, settings))
     return found[2]
+
+
+def connection_session_id(connection: Any, settings: Settings) -> str | None:
+    """`mcp.session.id` for a request on this `Connection`: the value `session_id` gives its requests."""
+    raw = getattr(connection, "session_id", None)
+    if raw is None:
+        return None
+    found = _ids.get(connection)
+    if found is None or found[0] != raw or found[1] is not settings:
+        found = _ids[connection] = (raw, settings, session_attribute(raw, settings))
+    return found[2]
+
+
+# -- a request the server sends its client ---------------------------------------------------------
+
+_asking: ContextVar[Any] = ContextVar("mcpobs_asking_connection", default=None)
+"""The connection a server-to-client request is being sent on, while `send_request` sends it."""
+
+
+def asking_session_id(settings: Settings) -> str | None:
+    """`mcp.session.id` of the session a server-to-client request is sent on, in this context.
+
+    Set only while the SDK's typed send (`ServerSession.send_request`, which `elicit`,
+    `create_message`, `list_roots` and `send_ping` use, or `Connection.send_request` on the
+    standalone stream) runs: nothing rides the request path for a question most requests never
+    ask. None for a raw dispatcher call, and for a session with no id (stdio, in process, a
+    stateless HTTP server).
+    """
+    connection = _asking.get()
+    return None if connection is None else connection_session_id(connection, settings)
+
+
+async def _session_asks(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """Wraps `ServerSession.send_request`: the request it sends is on this session's connection."""
+    token = _asking.set(getattr(instance, I.SESSION_CONNECTION.attribute, None))
+    try:
+        return await wrapped(*args, **kwargs)
+    finally:
+        _asking.reset(token)
+
+
+async def _connection_asks(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """Wraps `Connection.send_raw_request`: a request on the connection's standalone stream."""
+    token = _asking.set(instance)
+    try:
+        return await wrapped(*args, **kwargs)
+    finally:
+        _asking.reset(token)
 
 
 _open: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()
@@ -95,8 +148,13 @@ def _negotiated(connection: Any) -> bool:
 
 
 def patches() -> list[Patch]:
-    """The Streamable HTTP manager's loop for a legacy session: its session has HTTP labels."""
-    return [Patch("mcp.server.streamable_http_manager", "serve_loop", _state.on_transport(_HTTP))]
+    """The Streamable HTTP manager's loop for a legacy session (its session has HTTP labels), and
+    the server's typed sends to its client (they know their session)."""
+    return [
+        Patch("mcp.server.streamable_http_manager", "serve_loop", _state.on_transport(_HTTP)),
+        Patch(I.SESSION_ASKS.module, I.SESSION_ASKS.name, _session_asks),
+        Patch(I.CONNECTION_ASKS.module, I.CONNECTION_ASKS.name, _connection_asks),
+    ]
 
 
 def _record(telemetry: Telemetry, connection: Any, session: _Session, failure: BaseException | None) -> None:

@@ -1,0 +1,99 @@
+"""Instrumented programs run as real subprocesses, timed from start (or SIGTERM) to exit.
+
+The tests of a dead or silent OTLP endpoint share them: a short script that makes a few
+calls in memory and exits, and examples/shop_http.py served over HTTP and sent SIGTERM.
+Each child's environment has no OTEL_* variable but those a test passes, and one log record
+per stderr line.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mcp import Client
+from processes import ONE_LINE_LOGS, free_port, wait_for_port
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SHORT_SCRIPT = """
+import sys
+
+import anyio
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+import mcpobs
+
+mcpobs.instrument()
+server = MCPServer("shop")
+
+
+@server.tool()
+def ping() -> str:
+    return "pong"
+
+
+async def main():
+    async with Client(server) as client:
+        for _ in range(int(sys.argv[1])):
+            await client.call_tool("ping", {})
+
+
+anyio.run(main)
+"""
+
+OFF = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
+"""Exporting off: the run every other is compared with."""
+
+
+def environment(**settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    return {**env, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT / "examples"), **ONE_LINE_LOGS, **settings}
+
+
+def exporting_to(port: int, **settings: str) -> dict[str, str]:
+    return environment(OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}", **settings)
+
+
+def run_short_script(tmp_path: Path, env: dict[str, str], calls: int = 1) -> tuple[float, str]:
+    """Seconds from start to exit of SHORT_SCRIPT making `calls` tool calls, and its stderr."""
+    script = tmp_path / "short.py"
+    script.write_text(SHORT_SCRIPT)
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, str(script), str(calls)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return time.monotonic() - started, done.stderr
+
+
+async def sigterm_time(tmp_path: Path, env: dict[str, str], calls: int = 1) -> tuple[float, str]:
+    """Serve examples/shop_http.py, make `calls` calls, SIGTERM it: seconds until it exited, and its stderr."""
+    port = free_port()
+    err = tmp_path / f"stderr-{port}.txt"
+    with err.open("w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "examples/shop_http.py", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    try:
+        wait_for_port(port, process, "the shop", timeout=30)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            for _ in range(calls):
+                await client.call_tool("get_order_status", {"order_id": "O-1873"})
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(90)
+        return time.monotonic() - started, err.read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
