@@ -71,3 +71,29 @@ async def test_non_string_names_and_versions_are_bounded(mcpobs_telemetry):
     assert span.attributes[S.OUTCOME] == "client_error"
     for point in mcpobs_telemetry.points(S.SERVER_REQUESTS.name):
         assert point.attributes.get(S.GEN_AI_TOOL_NAME) in (None, S.OTHER)
+
+
+async def test_the_release_bound_starts_afresh_with_each_instrumentation():
+    """16 client versions per process and label; the 17th is `_OTHER` until `uninstrument()`
+    (the next instrumentation's series are new ones: a test suite, a re-configured host)."""
+    from mcp_types import Implementation
+
+    import mcpobs
+    from mcpobs.testing import capture
+
+    async def versions_counted(captured, versions: list[str]) -> set[object]:
+        server = create_server()
+        for version in versions:
+            async with Client(server, client_info=Implementation(name="host", version=version)) as client:
+                await client.list_tools()
+        return {p.attributes.get(S.CLIENT_VERSION) for p in captured.points(S.CLIENT_REQUESTS.name)}
+
+    try:
+        first = capture()
+        filled = [f"1.{i}.0" for i in range(S.MAX_RELEASES + 1)]
+        assert await versions_counted(first, filled) == {*filled[: S.MAX_RELEASES], S.OTHER}
+        mcpobs.uninstrument()
+        again = capture()
+        assert await versions_counted(again, ["9.9.9"]) == {"9.9.9"}
+    finally:
+        mcpobs.uninstrument()

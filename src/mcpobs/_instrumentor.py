@@ -13,6 +13,7 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type:
 
 from mcpobs._client import fastmcp as _fastmcp_client
 from mcpobs._client import seams as _client
+from mcpobs._core import labels as _labels
 from mcpobs._core.config import InEffect, settings_from
 from mcpobs._core.inventory import SUPPORTED
 from mcpobs._core.patches import Changes
@@ -60,6 +61,7 @@ class MCPInstrumentor(BaseInstrumentor):
         changes.wrap(_sessions.patches())
         changes.wrap(_subscriptions.patches(telemetry))
         changes.on_undo("subscriptions", _subscriptions.deactivate)
+        changes.on_undo("release bounds", _labels.forget_releases)
         if settings.clients:
             changes.wrap(_client.patches(telemetry))
             changes.wrap(_fastmcp_client.patches(telemetry))

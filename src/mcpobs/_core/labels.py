@@ -166,6 +166,9 @@ class _Releases:
             found = self._seen[value] = value
         return found
 
+    def forget(self) -> None:
+        self._seen.clear()
+
 
 RELEASES: dict[str, _Releases] = {
     S.SERVER_VERSION: _Releases(),
@@ -173,6 +176,12 @@ RELEASES: dict[str, _Releases] = {
     S.CATALOG_RELEASE: _Releases(),
 }
 """One bound per release label, shared by every server and client in the process."""
+
+
+def forget_releases() -> None:
+    """Start every release bound afresh (at `uninstrument()`: the next instrumentation's series are its own)."""
+    for releases in RELEASES.values():
+        releases.forget()
 
 
 def release(attribute: str, value: object) -> str | None:
