@@ -86,22 +86,11 @@ def asking_session_id(settings: Settings) -> str | None:
     return None if connection is None else connection_session_id(connection, settings)
 
 
-async def _session_asks(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """Wraps `ServerSession.send_request`: the request it sends is on this session's connection."""
-    token = _asking.set(getattr(instance, I.SESSION_CONNECTION.attribute, None))
-    try:
-        return await wrapped(*args, **kwargs)
-    finally:
-        _asking.reset(token)
+_session_asks = _state.while_running(_asking, lambda session: getattr(session, I.SESSION_CONNECTION.attribute, None))
+"""Wraps `ServerSession.send_request`: the request it sends is on this session's connection."""
 
-
-async def _connection_asks(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """Wraps `Connection.send_raw_request`: a request on the connection's standalone stream."""
-    token = _asking.set(instance)
-    try:
-        return await wrapped(*args, **kwargs)
-    finally:
-        _asking.reset(token)
+_connection_asks = _state.while_running(_asking, lambda connection: connection)
+"""Wraps `Connection.send_raw_request`: a request on the connection's standalone stream."""
 
 
 _open: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()

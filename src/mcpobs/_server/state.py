@@ -8,8 +8,9 @@ worker threads and task groups see their request.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpobs._core import inventory as I
 
@@ -53,6 +54,8 @@ class RequestState:
         """What a pending round asks the client for (`rounds`)."""
 
 
+T = TypeVar("T")
+
 _current: ContextVar[RequestState | None] = ContextVar("mcpobs_request", default=None)
 
 
@@ -89,18 +92,23 @@ label_transport = _transport.set
 unlabel_transport = _transport.reset
 
 
-def on_transport(network: Network) -> Any:
-    """A wrapper for an SDK coroutine that serves on `network` (stdio, a legacy HTTP session):
-    everything it drives, requests and sessions, knows its transport's labels."""
+def while_running(var: ContextVar[T], value: Callable[[Any], T]) -> Any:
+    """A wrapper for an SDK coroutine: `var` is `value(instance)` for everything it drives."""
 
-    async def serving(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        token = _transport.set(network)
+    async def running(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        token = var.set(value(instance))
         try:
             return await wrapped(*args, **kwargs)
         finally:
-            _transport.reset(token)
+            var.reset(token)
 
-    return serving
+    return running
+
+
+def on_transport(network: Network) -> Any:
+    """A wrapper for an SDK coroutine that serves on `network` (stdio, a legacy HTTP session):
+    everything it drives, requests and sessions, knows its transport's labels."""
+    return while_running(_transport, lambda _: network)
 
 
 _internal: ContextVar[bool] = ContextVar("mcpobs_sdk_internal", default=False)
@@ -110,10 +118,5 @@ internal = _internal.get
 behind Mcp-Param header validation): no client sent it, so it is neither a span nor a count."""
 
 
-async def sdk_internal(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """A wrapper for an SDK coroutine that runs requests of its own through the chain."""
-    token = _internal.set(True)
-    try:
-        return await wrapped(*args, **kwargs)
-    finally:
-        _internal.reset(token)
+sdk_internal = while_running(_internal, lambda _: True)
+"""A wrapper for an SDK coroutine that runs requests of its own through the chain."""
