@@ -69,9 +69,8 @@ def test_declared_instruments_match_what_is_tested():
 
 
 @pytest.mark.anyio
-async def test_a_moved_seam_warns_once_and_the_rest_still_works(mcpobs_telemetry, monkeypatch, caplog):
+async def test_a_moved_seam_warns_once_and_the_rest_still_works(mcpobs_telemetry, caplog):
     moved = Seam("mcp.server.session:ServerSession.renamed_in_a_later_release", "wrap", "test", ("mcp 2.3.0",))
-    monkeypatch.setitem(inventory._by_place, moved.where, moved)
     calls = []
 
     def counting(wrapped, instance, args, kwargs):
@@ -85,8 +84,8 @@ async def test_a_moved_seam_warns_once_and_the_rest_still_works(mcpobs_telemetry
         changes = Changes()
         changes.wrap(
             [
-                Patch(moved.module, moved.name, counting),
-                Patch("mcp.server.lowlevel.server", "Server.get_request_handler", counting),
+                Patch.of(moved, counting),
+                Patch.of(inventory.HANDLER_OWNER, counting),
             ]
         )
         Server("s").get_request_handler("tools/call")

@@ -12,6 +12,7 @@ from typing import Any
 
 from mcpobs import semconv as S
 from mcpobs._client import memory
+from mcpobs._core import inventory as I
 from mcpobs._core.names import bounded_version
 
 session_logger = logging.getLogger("mcpobs.session.client")
@@ -19,7 +20,7 @@ session_logger = logging.getLogger("mcpobs.session.client")
 
 def describe(client: Any) -> str | None:
     """Log the line for an entered `Client`, and return it (None when there is no session)."""
-    session = getattr(client, "_session", None)
+    session = getattr(client, I.CLIENT_SESSION.attribute, None)
     if session is None or not session_logger.isEnabledFor(logging.INFO):
         return None
     info = session.server_info

@@ -81,9 +81,9 @@ def patches(telemetry: Telemetry) -> list[Patch]:
                     telemetry.client_session_duration.record(time.perf_counter() - start, _labels(session, failure))
 
     return [
-        Patch(I.FASTMCP_CLIENT_TRACER.module, I.FASTMCP_CLIENT_TRACER.name, no_fastmcp_span),
-        Patch(I.FASTMCP_CLIENT_NEGOTIATE.module, I.FASTMCP_CLIENT_NEGOTIATE.name, negotiate),
-        Patch(I.FASTMCP_CLIENT_RUNNER.module, I.FASTMCP_CLIENT_RUNNER.name, session_runner),
+        Patch.of(I.FASTMCP_CLIENT_TRACER, no_fastmcp_span),
+        Patch.of(I.FASTMCP_CLIENT_NEGOTIATE, negotiate),
+        Patch.of(I.FASTMCP_CLIENT_RUNNER, session_runner),
     ]
 
 

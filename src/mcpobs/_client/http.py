@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from mcpobs._client import calls
 from mcpobs._client.memory import SessionMemory
+from mcpobs._core import inventory as I
 from mcpobs._core.config import Settings
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.outcome import is_cancellation
@@ -121,12 +122,11 @@ def patches(settings: Settings) -> list[Patch]:
                         call.failure = exc
             raise
 
-    module = "mcp.client.streamable_http"
     return [
-        Patch(module, "StreamableHTTPTransport.__init__", transport_init, setup=True),
-        Patch(module, "StreamableHTTPTransport._handle_post_request", post),
-        Patch(module, "stream_within_origin", stream_within_origin),
-        Patch(module, "StreamableHTTPTransport._maybe_extract_session_id_from_response", session_id_from),
+        Patch.of(I.HTTP_TRANSPORT_INIT, transport_init, setup=True),
+        Patch.of(I.HTTP_POST, post),
+        Patch.of(I.HTTP_STATUS, stream_within_origin),
+        Patch.of(I.HTTP_SESSION_ID, session_id_from),
     ]
 
 

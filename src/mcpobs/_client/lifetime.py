@@ -13,6 +13,7 @@ from typing import Any
 from mcpobs import semconv as S
 from mcpobs._client import memory
 from mcpobs._client.describe import describe
+from mcpobs._core import inventory as I
 from mcpobs._core.guard import guarded
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import is_cancellation
@@ -46,8 +47,8 @@ def patches(telemetry: Telemetry) -> list[Patch]:
                     telemetry.client_session_duration.record(time.perf_counter() - start, labels)  # type: ignore[operator]
 
     return [
-        Patch("mcp.client.client", "Client.__aenter__", enter),
-        Patch("mcp.client.client", "Client.__aexit__", leave),
+        Patch.of(I.CLIENT_ENTER, enter),
+        Patch.of(I.CLIENT_EXIT, leave),
     ]
 
 

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._client.memory import SessionMemory
+from mcpobs._core import inventory as I
 from mcpobs._core.text import clean
 
 
@@ -42,6 +43,6 @@ def listed(session: Any, method: str, remembered: SessionMemory | None) -> Conta
     """The names this session listed for `method`'s target: its tools, or its prompts."""
     if method == "tools/call":
         # The SDK's own record of the session's listings (it lists to validate a result, too).
-        found = getattr(session, "_tool_output_schemas", None)
+        found = getattr(session, I.CLIENT_OUTPUT_SCHEMAS.attribute, None)
         return cast("dict[str, object]", found) if isinstance(found, dict) else None
     return remembered.prompts if remembered is not None else None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._client import memory
+from mcpobs._core import inventory as I
 from mcpobs._core import labels as _labels
 from mcpobs._core import model as _model
 from mcpobs._core.guard import guarded
@@ -33,7 +34,7 @@ class _Held:
     __slots__ = ("catalog", "client_version", "last")
 
     def __init__(self, session: Any) -> None:
-        info = getattr(session, "_client_info", None)  # SDK-private (inventory.CLIENT_INFO): what the client sends
+        info = getattr(session, I.CLIENT_INFO.attribute, None)  # what the client sends
         self.client_version = _labels.release(S.CLIENT_VERSION, getattr(info, "version", None))
         self.catalog: str | None = None
         self.last: tuple[Any, ...] = ()
@@ -125,4 +126,4 @@ def absorb_listing(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
 
 
 def patches() -> list[Patch]:
-    return [Patch("mcp.client.session", "ClientSession._absorb_tool_listing", absorb_listing)]
+    return [Patch.of(I.TOOL_LISTING, absorb_listing)]

@@ -22,6 +22,7 @@ from mcpobs._client.listen import ListenStream
 from mcpobs._client.side_spans import SideSpans
 from mcpobs._client.spans import ClientSpans
 from mcpobs._core import content as _content
+from mcpobs._core import inventory as I
 from mcpobs._core import model as _model
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.patches import Patch
@@ -133,7 +134,7 @@ class ClientSeams:
         A server answering with a revision the client does not speak makes the SDK raise after
         the reply: the handshake failed at the `version` boundary, not an ok `initialize`.
         """
-        if getattr(instance, "_initialize_result", None) is not None:
+        if getattr(instance, I.SESSION_INITIALIZED.attribute, None) is not None:
             return await wrapped(*args, **kwargs)  # already initialized: nothing is sent
         call = None
         try:
@@ -243,31 +244,26 @@ def _session_of(client: Any) -> Any:
         return None
 
 
-_SESSION = "mcp.client.session"
-_CLIENT = "mcp.client.client"
-_JSONRPC = "mcp.shared.jsonrpc_dispatcher"
-
-
 def patches(telemetry: Telemetry) -> list[Patch]:
     """The client-side seams."""
     seams = ClientSeams(telemetry)
     side = SideSpans(telemetry)
     return [
-        Patch(_SESSION, "ClientSession.send_request", seams.send_request),
-        Patch(_SESSION, "ClientSession.send_discover", seams.send_discover),
-        Patch(_SESSION, "ClientSession.send_notification", seams.send_notification),
-        Patch(_SESSION, "ClientSession.call_tool", seams.call_tool),
-        Patch(_SESSION, "ClientSession.initialize", seams.initialize),
-        Patch(_SESSION, "ClientSession.dispatch_input_request", side.dispatch_input_request),
-        Patch(_CLIENT, "Client._build_session", seams.build_session, setup=True),
-        Patch(_CLIENT, "Client.listen", seams.listen),
-        Patch(_CLIENT, "negotiate_auto", negotiation.negotiate_auto),
-        Patch(_CLIENT, "Client.call_tool", seams.operation("tools/call")),
-        Patch(_CLIENT, "Client.get_prompt", seams.operation("prompts/get")),
-        Patch(_CLIENT, "Client.read_resource", seams.operation("resources/read")),
-        Patch(_JSONRPC, "otel_span", side.otel_span),
-        Patch(_JSONRPC, "JSONRPCDispatcher.send_raw_request", seams.jsonrpc_send),
-        Patch(_JSONRPC, "JSONRPCDispatcher.notify", seams.notify),
+        Patch.of(I.SESSION_SEND_REQUEST, seams.send_request),
+        Patch.of(I.SESSION_SEND_DISCOVER, seams.send_discover),
+        Patch.of(I.SESSION_SEND_NOTIFICATION, seams.send_notification),
+        Patch.of(I.SESSION_CALL_TOOL, seams.call_tool),
+        Patch.of(I.SESSION_INITIALIZE, seams.initialize),
+        Patch.of(I.SESSION_INPUT_REQUEST, side.dispatch_input_request),
+        Patch.of(I.CLIENT_BUILD_SESSION, seams.build_session, setup=True),
+        Patch.of(I.CLIENT_LISTEN, seams.listen),
+        Patch.of(I.CLIENT_NEGOTIATE, negotiation.negotiate_auto),
+        Patch.of(I.CLIENT_CALL_TOOL, seams.operation("tools/call")),
+        Patch.of(I.CLIENT_GET_PROMPT, seams.operation("prompts/get")),
+        Patch.of(I.CLIENT_READ_RESOURCE, seams.operation("resources/read")),
+        Patch.of(I.SDK_SEND_SPAN, side.otel_span),
+        Patch.of(I.DISPATCHER_SEND, seams.jsonrpc_send),
+        Patch.of(I.DISPATCHER_NOTIFY, seams.notify),
         *http.patches(telemetry.settings),
         *lifetime.patches(telemetry),
         *release.patches(),

@@ -1,7 +1,7 @@
 """The inventory: every SDK or framework function mcpobs wraps, and every private attribute it reads.
 
 One row per seam, in one place, each with the releases it is known on and, where a release
-moved it, its alternates. A wrapper (`patches.Patch`) is resolved through its row; a
+moved it, its alternates. A wrapper is built on its row (`Patch.of(row, wrapper)`); a
 private read names its row's `attribute`. `tests/test_inventory.py` resolves every row on
 the installed versions and names the row that moved. A row that does not resolve is
 warned about once; the rest of the instrumentation still works.
@@ -65,8 +65,6 @@ class Seam:
 INVENTORY: list[Seam] = []
 """Every row, in the order below."""
 
-_by_place: dict[str, Seam] = {}
-
 _MCP = tuple(f"mcp {v}" for v in MCP_TESTED)
 _FASTMCP = tuple(f"fastmcp {v}" for v in FASTMCP_TESTED)
 
@@ -74,8 +72,6 @@ _FASTMCP = tuple(f"fastmcp {v}" for v in FASTMCP_TESTED)
 def _row(where: str, kind: Kind, job: str, *, package: str = "mcp", alternates: tuple[str, ...] = ()) -> Seam:
     seam = Seam(where, kind, job, _FASTMCP if package == "fastmcp" else _MCP, alternates, package)
     INVENTORY.append(seam)
-    for place in (where, *alternates):
-        _by_place[place] = seam
     return seam
 
 
@@ -211,33 +207,40 @@ _SESSION = "mcp.client.session:ClientSession"
 _CLIENT = "mcp.client.client:Client"
 _JSONRPC = "mcp.shared.jsonrpc_dispatcher"
 
-for _name in (
-    "send_request",
-    "send_discover",
-    "send_notification",
-    "call_tool",
-    "initialize",
-    "dispatch_input_request",
-):
-    wrap(f"{_SESSION}.{_name}", "client spans (_client/seams.py)")
-for _name in ("_build_session", "listen", "call_tool", "get_prompt", "read_resource", "__aenter__", "__aexit__"):
-    wrap(f"{_CLIENT}.{_name}", "client operations, connection and session duration (_client/)")
-wrap("mcp.client.client:negotiate_auto", "the server/discover probe (_client/negotiation.py)")
-wrap(f"{_JSONRPC}:otel_span", "the SDK's own send span, made a pass-through (_client/side_spans.py)")
-wrap(f"{_JSONRPC}:JSONRPCDispatcher.send_raw_request", "traceparent header (_client/seams.py)")
-wrap(f"{_JSONRPC}:JSONRPCDispatcher.notify", "notifications/cancelled carries the trace")
-wrap("mcp.client.streamable_http:StreamableHTTPTransport.__init__", "the transports a Client builds")
-wrap(
-    "mcp.client.streamable_http:StreamableHTTPTransport._maybe_extract_session_id_from_response",
-    "a legacy session's id (_client/http.py)",
+SESSION_SEND_REQUEST = wrap(f"{_SESSION}.send_request", "client spans (_client/seams.py)")
+SESSION_SEND_DISCOVER = wrap(f"{_SESSION}.send_discover", "client spans (_client/seams.py)")
+SESSION_SEND_NOTIFICATION = wrap(f"{_SESSION}.send_notification", "client spans (_client/seams.py)")
+SESSION_CALL_TOOL = wrap(f"{_SESSION}.call_tool", "client spans (_client/seams.py)")
+SESSION_INITIALIZE = wrap(f"{_SESSION}.initialize", "client spans (_client/seams.py)")
+SESSION_INPUT_REQUEST = wrap(f"{_SESSION}.dispatch_input_request", "client spans (_client/seams.py)")
+CLIENT_BUILD_SESSION = wrap(f"{_CLIENT}._build_session", "the session a Client builds: its labels (_client/seams.py)")
+CLIENT_LISTEN = wrap(f"{_CLIENT}.listen", "listen streams (_client/seams.py)")
+CLIENT_CALL_TOOL = wrap(f"{_CLIENT}.call_tool", "client operations (_client/seams.py)")
+CLIENT_GET_PROMPT = wrap(f"{_CLIENT}.get_prompt", "client operations (_client/seams.py)")
+CLIENT_READ_RESOURCE = wrap(f"{_CLIENT}.read_resource", "client operations (_client/seams.py)")
+CLIENT_ENTER = wrap(f"{_CLIENT}.__aenter__", "connection and session duration (_client/lifetime.py)")
+CLIENT_EXIT = wrap(f"{_CLIENT}.__aexit__", "connection and session duration (_client/lifetime.py)")
+CLIENT_NEGOTIATE = wrap("mcp.client.client:negotiate_auto", "the server/discover probe (_client/negotiation.py)")
+SDK_SEND_SPAN = wrap(f"{_JSONRPC}:otel_span", "the SDK's own send span, made a pass-through (_client/side_spans.py)")
+DISPATCHER_SEND = wrap(f"{_JSONRPC}:JSONRPCDispatcher.send_raw_request", "traceparent header (_client/seams.py)")
+DISPATCHER_NOTIFY = wrap(f"{_JSONRPC}:JSONRPCDispatcher.notify", "notifications/cancelled carries the trace")
+_HTTP_TRANSPORT = "mcp.client.streamable_http:StreamableHTTPTransport"
+HTTP_TRANSPORT_INIT = wrap(f"{_HTTP_TRANSPORT}.__init__", "the transports a Client builds (_client/http.py)")
+HTTP_SESSION_ID = wrap(
+    f"{_HTTP_TRANSPORT}._maybe_extract_session_id_from_response", "a legacy session's id (_client/http.py)"
 )
-wrap(f"{_SESSION}._absorb_tool_listing", "every listing, a cache hit too: its release and schemas (_client/release.py)")
+TOOL_LISTING = wrap(
+    f"{_SESSION}._absorb_tool_listing", "every listing, a cache hit too: its release and schemas (_client/release.py)"
+)
 CLIENT_INFO = read(f"{_SESSION}._client_info", "the client's own version, a release label (_client/release.py)")
-wrap(
-    "mcp.client.streamable_http:StreamableHTTPTransport._handle_post_request",
+HTTP_POST = wrap(
+    f"{_HTTP_TRANSPORT}._handle_post_request",
     "what a request's POST raised: an outage, not a cancellation (_client/http.py)",
 )
-wrap("mcp.client.streamable_http:stream_within_origin", "a request's HTTP error status (_client/http.py)")
+HTTP_STATUS = wrap("mcp.client.streamable_http:stream_within_origin", "a request's HTTP error status (_client/http.py)")
+SESSION_INITIALIZED = read(
+    f"{_SESSION}._initialize_result", "an initialize the session already made (_client/seams.py)"
+)
 
 # -- fastmcp.Client (_client/fastmcp.py) -----------------------------------------------------------
 
@@ -250,18 +253,12 @@ FASTMCP_CLIENT_NEGOTIATE = wrap(
 FASTMCP_CLIENT_RUNNER = wrap("fastmcp.client.client:Client._session_runner", "the session's end: its duration", **_FM)
 FASTMCP_CLIENT_STATE = read("fastmcp.client.client:Client._session_state", "the session a Client holds", **_FM)
 
-CLIENT_SESSION = read(f"{_CLIENT}._session", "session duration (_client/lifetime.py)")
+CLIENT_SESSION = read(f"{_CLIENT}._session", "session duration (_client/lifetime.py, describe.py)")
 CLIENT_OUTPUT_SCHEMAS = read(f"{_SESSION}._tool_output_schemas", "the tool's listed schema (_client/spans.py)")
-
 
 # -- resolving -------------------------------------------------------------------------------------
 
 _warned: set[str] = set()
-
-
-def row(module: str, name: str) -> Seam | None:
-    """The row of `module:name`, if the inventory has one."""
-    return _by_place.get(f"{module}:{name}")
 
 
 def _locate(place: str) -> tuple[Any, str]:

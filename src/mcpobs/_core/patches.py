@@ -29,19 +29,23 @@ import wrapt
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled, unwrap
 
 from mcpobs._core import inventory
-from mcpobs._core.guard import guarded, logger
+from mcpobs._core.guard import guarded
 
 Wrapper = Callable[[Any, Any, Any, Any], Any]
 
 
 @dataclass(frozen=True)
 class Patch:
-    module: str
-    name: str
-    """`Class.method` or a module-level function name."""
+    """One wrapper on one inventory row: the row says where the seam is, the wrapper what to do."""
+
+    seam: inventory.Seam
     wrapper: Wrapper
     setup: bool = False
     """Sets a server or transport up: runs under `suppress_instrumentation()` too."""
+
+    @classmethod
+    def of(cls, seam: inventory.Seam, wrapper: Wrapper, *, setup: bool = False) -> Patch:
+        return cls(seam, wrapper, setup)
 
 
 @dataclass(frozen=True)
@@ -72,12 +76,9 @@ class Changes:
         self.active = True
 
     def wrap(self, patches: list[Patch]) -> None:
-        """Wrap each patch's seam, through its inventory row (a patch without one is a bug of ours)."""
+        """Wrap each patch's seam where its inventory row finds it."""
         for patch in patches:
-            seam = inventory.row(patch.module, patch.name)
-            if seam is None:
-                logger.warning("mcpobs: %s.%s is not in the seam inventory; not wrapped.", patch.module, patch.name)
-                continue
+            seam = patch.seam
             if seam.package != "mcp" and seam.module not in sys.modules:
                 if importlib.util.find_spec(seam.package) is not None:  # installed, not imported yet
                     wrapt.register_post_import_hook(partial(self._imported, seam, patch), seam.module)

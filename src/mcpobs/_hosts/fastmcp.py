@@ -112,12 +112,12 @@ class FastMCPHost(Host):
             return await wrapped(*args, **kwargs)
 
         return [
-            Patch(I.FASTMCP_INIT.module, I.FASTMCP_INIT.name, fastmcp_init, setup=True),
-            Patch(I.FASTMCP_HTTP_APP.module, I.FASTMCP_HTTP_APP.name, http_app, setup=True),
-            Patch(I.FASTMCP_STDIO.module, I.FASTMCP_STDIO.name, _state.on_transport(PIPE)),
-            Patch(I.FASTMCP_CALL_TOOL.module, I.FASTMCP_CALL_TOOL.name, call_tool_hook),
-            Patch(I.FASTMCP_PROGRESS.module, I.FASTMCP_PROGRESS.name, report_progress),
-            Patch(I.FASTMCP_MIDDLEWARE.module, I.FASTMCP_MIDDLEWARE.name, one_server_span),
+            Patch.of(I.FASTMCP_INIT, fastmcp_init, setup=True),
+            Patch.of(I.FASTMCP_HTTP_APP, http_app, setup=True),
+            Patch.of(I.FASTMCP_STDIO, _state.on_transport(PIPE)),
+            Patch.of(I.FASTMCP_CALL_TOOL, call_tool_hook),
+            Patch.of(I.FASTMCP_PROGRESS, report_progress),
+            Patch.of(I.FASTMCP_MIDDLEWARE, one_server_span),
         ]
 
 

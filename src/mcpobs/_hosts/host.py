@@ -54,7 +54,7 @@ class Host:
 
         A lowlevel `Server` runs on stdio inside `async with stdio_server()`: that block is labelled.
         """
-        return [Patch(I.STDIO_SERVER.module, I.STDIO_SERVER.name, _on_stdio)]
+        return [Patch.of(I.STDIO_SERVER, _on_stdio)]
 
 
 async def outermost_tool_call(

@@ -73,9 +73,9 @@ class MCPServerHost(Host):
                 setup.set_up(instance, self)
 
         return [
-            Patch(I.MCPSERVER_INIT.module, I.MCPSERVER_INIT.name, mcpserver_init, setup=True),
-            Patch(I.MCPSERVER_STDIO.module, I.MCPSERVER_STDIO.name, _state.on_transport(PIPE)),
-            Patch(I.TOOL_MANAGER_CALL.module, I.TOOL_MANAGER_CALL.name, tool_call_hook),
+            Patch.of(I.MCPSERVER_INIT, mcpserver_init, setup=True),
+            Patch.of(I.MCPSERVER_STDIO, _state.on_transport(PIPE)),
+            Patch.of(I.TOOL_MANAGER_CALL, tool_call_hook),
         ]
 
 

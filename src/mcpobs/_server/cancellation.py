@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpobs import semconv as S
+from mcpobs._core import inventory as I
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
 from mcpobs._core.text import clean
@@ -64,4 +65,4 @@ def reason(ctx: Any) -> str | None:
 
 
 def patches() -> list[Patch]:
-    return [Patch("mcp.shared.jsonrpc_dispatcher", "JSONRPCDispatcher._dispatch_notification", _note_reason)]
+    return [Patch.of(I.DISPATCH_NOTIFICATION, _note_reason)]

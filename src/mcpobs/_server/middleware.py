@@ -20,6 +20,7 @@ from mcpobs import semconv as S
 from mcpobs._client import calls as _client_calls
 from mcpobs._core import content as _content
 from mcpobs._core import hooks as _hooks
+from mcpobs._core import inventory as I
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core import service_version as _service_version
@@ -398,5 +399,5 @@ def _http_parent(request: Any) -> Any:
 
 
 def _initialized(ctx: Any) -> bool:
-    connection = getattr(ctx.session, "_connection", None)
+    connection = getattr(ctx.session, I.SESSION_CONNECTION.attribute, None)
     return bool(getattr(connection, "initialize_accepted", True))

@@ -67,7 +67,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
             report(telemetry, instance, *arguments(*args, **kwargs))
         return await wrapped(*args, **kwargs)
 
-    return [Patch(I.REPORT_PROGRESS.module, I.REPORT_PROGRESS.name, report_progress)]
+    return [Patch.of(I.REPORT_PROGRESS, report_progress)]
 
 
 def arguments(progress: Any, total: Any = None, message: Any = None) -> tuple[Any, Any, Any]:

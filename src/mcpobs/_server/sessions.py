@@ -46,7 +46,7 @@ def session_id(session: Any, settings: Settings) -> str | None:
 
     On every recorded request's path, so `connection_session_id`'s body is inlined here.
     """
-    connection = getattr(session, "_connection", None)
+    connection = getattr(session, I.SESSION_CONNECTION.attribute, None)
     raw = getattr(connection, "session_id", None)
     if raw is None:
         return None  # stdio, 2026-07-28 and in-process connections have none
@@ -140,9 +140,9 @@ def patches() -> list[Patch]:
     """The Streamable HTTP manager's loop for a legacy session (its session has HTTP labels), and
     the server's typed sends to its client (they know their session)."""
     return [
-        Patch("mcp.server.streamable_http_manager", "serve_loop", _state.on_transport(_HTTP)),
-        Patch(I.SESSION_ASKS.module, I.SESSION_ASKS.name, _session_asks),
-        Patch(I.CONNECTION_ASKS.module, I.CONNECTION_ASKS.name, _connection_asks),
+        Patch.of(I.SERVE_LOOP, _state.on_transport(_HTTP)),
+        Patch.of(I.SESSION_ASKS, _session_asks),
+        Patch.of(I.CONNECTION_ASKS, _connection_asks),
     ]
 
 

@@ -136,9 +136,9 @@ class ServerSetup:
     def patches(self) -> list[Patch]:
         """The SDK's setup seams, then each host's own."""
         found = [
-            Patch(I.SERVER_INIT.module, I.SERVER_INIT.name, self.server_init, setup=True),
-            Patch(I.RUNNER_INIT.module, I.RUNNER_INIT.name, self.runner_init, setup=True),
-            Patch(I.SERVER_HTTP_APP.module, I.SERVER_HTTP_APP.name, self.app_factory, setup=True),
+            Patch.of(I.SERVER_INIT, self.server_init, setup=True),
+            Patch.of(I.RUNNER_INIT, self.runner_init, setup=True),
+            Patch.of(I.SERVER_HTTP_APP, self.app_factory, setup=True),
         ]
         found += _hosts.LOWLEVEL.patches(self)
         for host in _hosts.HOSTS:

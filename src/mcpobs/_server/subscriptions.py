@@ -45,6 +45,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode
 
 from mcpobs import semconv as S
+from mcpobs._core import inventory as I
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
@@ -297,8 +298,8 @@ def patches(telemetry: Telemetry) -> list[Patch]:
                 span.end()
 
     return [
-        Patch("mcp.server.subscriptions", "ListenHandler.__call__", listen),
-        Patch("mcp.server.session", "ServerSession.send_notification", send_notification),
+        Patch.of(I.LISTEN_HANDLER, listen),
+        Patch.of(I.SESSION_NOTIFY, send_notification),
     ]
 
 

@@ -292,10 +292,10 @@ def patches() -> list[Patch]:
         return wrapped(*args, **kwargs)
 
     return [
-        Patch(I.HTTP_ASGI_APP.module, I.HTTP_ASGI_APP.name, unwatched),
-        Patch(I.SCHEMA_LISTING.module, I.SCHEMA_LISTING.name, _state.sdk_internal),
-        Patch("mcp.server.runner", "classify_inbound_request", _classify_inbound),
-        Patch("mcp.shared.jsonrpc_dispatcher", "JSONRPCDispatcher.__init__", _dispatcher_init),
+        Patch.of(I.HTTP_ASGI_APP, unwatched),
+        Patch.of(I.SCHEMA_LISTING, _state.sdk_internal),
+        Patch.of(I.STREAM_CLASSIFY, _classify_inbound),
+        Patch.of(I.DISPATCHER_INIT, _dispatcher_init),
     ]
 
 
