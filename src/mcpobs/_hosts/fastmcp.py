@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpobs._core import inventory as I
 from mcpobs._core import outcome as _outcome
@@ -31,12 +31,9 @@ from mcpobs._core.labels import PIPE
 from mcpobs._core.names import ServerNames
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
-from mcpobs._hosts.host import Host, outermost_tool_call
+from mcpobs._hosts.host import Host, Setup, outermost_tool_call
 from mcpobs._server import progress as _progress
 from mcpobs._server import state as _state
-
-if TYPE_CHECKING:
-    from mcpobs._server.setup import ServerSetup
 
 _HTTP_TRANSPORTS = frozenset({"streamable-http"})
 """`app.state.transport_type` of the apps the boundary understands (not the legacy SSE app)."""
@@ -89,7 +86,7 @@ class FastMCPHost(Host):
         names.offered = offered
         names.learns_listed = True  # mounted and proxied servers' names come from listings
 
-    def patches(self, setup: ServerSetup) -> list[Patch]:
+    def patches(self, setup: Setup) -> list[Patch]:
         telemetry = setup.telemetry
 
         def fastmcp_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:

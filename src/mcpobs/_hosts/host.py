@@ -11,7 +11,7 @@ what their framework does differently.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpobs._core import inventory as I
 from mcpobs._core.guard import guarded
@@ -22,7 +22,25 @@ from mcpobs._server import state as _state
 
 if TYPE_CHECKING:
     from mcpobs._core.outcome import Classification
-    from mcpobs._server.setup import ServerSetup
+    from mcpobs._core.telemetry import Telemetry
+
+
+class Setup(Protocol):
+    """What a host's seams ask of the instrumentation's server setup (`_server/setup.py` answers).
+
+    Declared here, on the hosts' side, so the setup depends on the hosts and not the reverse.
+    """
+
+    @property
+    def telemetry(self) -> Telemetry: ...
+
+    def set_up(self, owner: Any, host: Host) -> None:
+        """Point a framework server's middleware at its registries and count its rounds."""
+        ...
+
+    def watch_app(self, app: Any, server: Any, path: str | None = None) -> None:
+        """The transport boundary on an app serving `server`."""
+        ...
 
 
 class Host:
@@ -49,7 +67,7 @@ class Host:
     def know_names(self, names: ServerNames, owner: Any) -> None:
         """Point `names` at the framework's live registries (a lowlevel `Server` has none: learned)."""
 
-    def patches(self, setup: ServerSetup) -> list[Patch]:
+    def patches(self, setup: Setup) -> list[Patch]:
         """The framework's own seams (each a row of `_core/inventory.py`).
 
         A lowlevel `Server` runs on stdio inside `async with stdio_server()`: that block is labelled.

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpobs._core import inventory as I
 from mcpobs._core import outcome as _outcome
@@ -20,12 +20,9 @@ from mcpobs._core.labels import PIPE
 from mcpobs._core.names import ServerNames
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
-from mcpobs._hosts.host import Host, outermost_tool_call
+from mcpobs._hosts.host import Host, Setup, outermost_tool_call
 from mcpobs._server import state as _state
 from mcpobs._server import subscriptions as _subscriptions
-
-if TYPE_CHECKING:
-    from mcpobs._server.setup import ServerSetup
 
 
 class MCPServerHost(Host):
@@ -61,7 +58,7 @@ class MCPServerHost(Host):
 
         names.offered = offered
 
-    def patches(self, setup: ServerSetup) -> list[Patch]:
+    def patches(self, setup: Setup) -> list[Patch]:
         def mcpserver_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
             """Wraps `MCPServer.__init__`: the bus before (the listen handler takes it there), the rest after."""
             try:
