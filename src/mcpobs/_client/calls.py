@@ -140,7 +140,7 @@ class ClientCall:
         try:  # not `guarded`: this runs on every request, and a try costs nothing
             self.elapsed = time.perf_counter() - self.start
             self.cls = cls = classify.from_result(result)
-            release.answered(self, result)  # the release that answered: labels and span
+            self._answered(result)
             if cls is _outcome.PENDING_INPUT and span.is_recording():
                 span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
             elif self.method == "tools/list":
@@ -161,9 +161,15 @@ class ClientCall:
             self.elapsed = time.perf_counter() - self.start
             self.cls = classify.from_exception(exc, self.http_status, self.failure)
             self.description = _outcome.description(self.failure or exc)
-            release.answered(self, None)
+            self._answered(None)
         except Exception as err:
             report("client classification", err)
+
+    def _answered(self, result: Any) -> None:
+        """The release that answered (`result` None: none did), in the labels and on the span."""
+        self.labels_key, extra = release.answered(self.session, self.method, self.labels_key, self.span, result)
+        if extra is not None:
+            self.extra = extra
 
     def reclassify(self, cls: Classification, exc: BaseException) -> None:
         """What the SDK did after the reply changed the outcome (an output that failed validation)."""

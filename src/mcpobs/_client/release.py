@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
+
+from opentelemetry.trace import Span
 
 from mcpobs import semconv as S
 from mcpobs._client import memory
@@ -23,9 +25,6 @@ from mcpobs._core import labels as _labels
 from mcpobs._core import model as _model
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
-
-if TYPE_CHECKING:
-    from mcpobs._client.calls import ClientCall
 
 
 class _Held:
@@ -70,15 +69,16 @@ def stamped_release(result: Any, session: Any) -> str | None:
     return _labels.release(S.SERVER_VERSION, version)
 
 
-def answered(call: ClientCall, result: Any) -> None:
-    """Fold the releases into the call's label key and onto its span (`result` None: no reply)."""
-    session = call.session
+def answered(
+    session: Any, method: str, key: tuple[Any, ...], span: Span, result: Any
+) -> tuple[tuple[Any, ...], dict[str, Any] | None]:
+    """A call's label `key` with the releases folded in, and what its span should say of them
+    (written with the outcome, in the span's one attribute batch). `result` None: no reply."""
     if session is None:
-        return
+        return key, None
     held = _held(session)
     server = stamped_release(result, session)
-    catalog = held.catalog if call.method == "tools/call" else None
-    key = call.labels_key
+    catalog = held.catalog if method == "tools/call" else None
     network = key[4]
     last = held.last
     if last and last[0] is network and last[1] == server and last[2] == catalog:
@@ -94,19 +94,18 @@ def answered(call: ClientCall, result: Any) -> None:
         extended = _labels.extended(network, tuple(extra))
         held.last = (network, server, catalog, extended)
     if extended is not network:
-        call.labels_key = (*key[:4], extended)
-    span = call.span
-    if span.is_recording():
-        attrs: dict[str, Any] = {}
-        if server is not None:
-            attrs[S.SERVER_VERSION] = server
-        if catalog is not None:
-            attrs[S.CATALOG_RELEASE] = catalog
-        declared = _model.current()
-        if declared is not None:
-            attrs.update(declared.attributes)
-        if attrs:
-            call.extra = attrs  # written with the outcome, in the span's one attribute batch
+        key = (*key[:4], extended)
+    if not span.is_recording():
+        return key, None
+    attrs: dict[str, Any] = {}
+    if server is not None:
+        attrs[S.SERVER_VERSION] = server
+    if catalog is not None:
+        attrs[S.CATALOG_RELEASE] = catalog
+    declared = _model.current()
+    if declared is not None:
+        attrs.update(declared.attributes)
+    return key, attrs or None
 
 
 def absorb_listing(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
