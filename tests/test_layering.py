@@ -1,0 +1,82 @@
+"""The modules of `src/mcpobs` import one another without a circle, type-only imports included.
+
+A circle hidden behind `if TYPE_CHECKING:` still ties two modules' designs together: the lower
+one must say what it needs (a Protocol, a returned value) instead of naming the higher one.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import mcpobs
+
+_SRC = Path(mcpobs.__file__).parent.parent
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in (_SRC / "mcpobs").rglob("*.py"):
+        name = ".".join(path.relative_to(_SRC).with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    named: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                named.add(sub if sub in modules else base)
+        elif isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+    return {other for other in named if other in modules and other != name}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def test_no_module_imports_itself_round_a_circle():
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    assert len(graph) > 40, "the walk found the package's modules"
+    assert _circles(graph) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
