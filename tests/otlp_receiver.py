@@ -1,7 +1,10 @@
 """A real OTLP/HTTP receiver on loopback, for tests that export over the wire without a collector.
 
-It parses every export it is sent: the spans are counted, the metric names kept. Any other
-request (the reachability check's `HEAD`) gets an answer, as a collector's would.
+It parses every export it is sent: the spans are counted, the metric names kept, and each
+span and each sum or histogram data point is kept with the `service.instance.id` of the process
+that sent it (`received_spans`, `points`), so a test can count what every process sent, and
+what arrived twice. Any other request (the reachability check's `HEAD`) gets an answer, as a
+collector's would.
 """
 
 from __future__ import annotations
@@ -10,10 +13,38 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, NamedTuple
 
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+
+class ReceivedSpan(NamedTuple):
+    instance: str
+    """The `service.instance.id` of the process that sent it ("" when none)."""
+    span_id: bytes
+    name: str
+    attributes: dict[str, Any]
+
+
+class Point(NamedTuple):
+    """One data point of a sum (its value) or a histogram (its count), as exported."""
+
+    instance: str
+    metric: str
+    attributes: frozenset[tuple[str, Any]]
+    value: float
+    start: int
+    time: int
+
+
+def _value(any_value: Any) -> Any:
+    kind = any_value.WhichOneof("value")
+    return getattr(any_value, kind) if kind else None
+
+
+def _attributes(pairs: Any) -> dict[str, Any]:
+    return {kv.key: _value(kv.value) for kv in pairs}
 
 
 class OtlpReceiver:
@@ -22,6 +53,8 @@ class OtlpReceiver:
     def __init__(self, port: int = 0) -> None:
         self.spans = 0
         self.metric_names: set[str] = set()
+        self.received_spans: list[ReceivedSpan] = []
+        self.points: list[Point] = []
         self.lock = threading.Lock()
         receiver = self
 
@@ -50,16 +83,54 @@ class OtlpReceiver:
         if path.endswith("/v1/traces"):
             traces = ExportTraceServiceRequest()
             traces.ParseFromString(body)
-            count = sum(len(s.spans) for r in traces.resource_spans for s in r.scope_spans)
+            spans = [
+                ReceivedSpan(_instance(r.resource), span.span_id, span.name, _attributes(span.attributes))
+                for r in traces.resource_spans
+                for s in r.scope_spans
+                for span in s.spans
+            ]
             with self.lock:
-                self.spans += count
+                self.spans += len(spans)
+                self.received_spans += spans
         elif path.endswith("/v1/metrics"):
             metrics = ExportMetricsServiceRequest()
             metrics.ParseFromString(body)
+            points: list[Point] = []
+            for r in metrics.resource_metrics:
+                instance = _instance(r.resource)
+                for s in r.scope_metrics:
+                    for m in s.metrics:
+                        kind = m.WhichOneof("data")
+                        for p in getattr(m, kind).data_points if kind in ("sum", "histogram") else ():
+                            value = p.count if kind == "histogram" else (p.as_int or p.as_double)
+                            labels = frozenset(_attributes(p.attributes).items())
+                            points.append(
+                                Point(instance, m.name, labels, value, p.start_time_unix_nano, p.time_unix_nano)
+                            )
             with self.lock:
                 self.metric_names.update(
                     m.name for r in metrics.resource_metrics for s in r.scope_metrics for m in s.metrics
                 )
+                self.points += points
+
+    def final_totals(self, metric: str, **labels: Any) -> dict[str, float]:
+        """Per sending process, the last value of each of `metric`'s series with `labels`, added up.
+
+        For cumulative sums and histograms (what mcpobs configures) that is each process's final
+        count; a process whose counts were exported twice, or started from another's, shows here.
+        """
+        wanted = set(labels.items())
+        last: dict[tuple[str, frozenset[tuple[str, Any]]], Point] = {}
+        with self.lock:
+            for p in self.points:
+                if p.metric == metric and wanted <= p.attributes:
+                    key = (p.instance, p.attributes)
+                    if key not in last or p.time >= last[key].time:
+                        last[key] = p
+        totals: dict[str, float] = {}
+        for (instance, _), p in last.items():
+            totals[instance] = totals.get(instance, 0) + p.value
+        return totals
 
     @contextmanager
     def running(self) -> Iterator[OtlpReceiver]:
@@ -70,3 +141,7 @@ class OtlpReceiver:
         finally:
             self.server.shutdown()
             self.server.server_close()
+
+
+def _instance(resource: Any) -> str:
+    return str(_attributes(resource.attributes).get("service.instance.id", ""))
