@@ -24,6 +24,8 @@ class ReceivedSpan(NamedTuple):
     """The `service.instance.id` of the process that sent it ("" when none)."""
     span_id: bytes
     name: str
+    kind: int
+    """The OTLP span kind: 2 server, 3 client."""
     attributes: dict[str, Any]
 
 
@@ -84,7 +86,7 @@ class OtlpReceiver:
             traces = ExportTraceServiceRequest()
             traces.ParseFromString(body)
             spans = [
-                ReceivedSpan(_instance(r.resource), span.span_id, span.name, _attributes(span.attributes))
+                ReceivedSpan(_instance(r.resource), span.span_id, span.name, span.kind, _attributes(span.attributes))
                 for r in traces.resource_spans
                 for s in r.scope_spans
                 for span in s.spans

@@ -19,6 +19,7 @@ from mcpobs._core.inventory import SUPPORTED
 from mcpobs._core.patches import Changes
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
+from mcpobs._server import lifespan as _lifespan
 from mcpobs._server import progress as _progress
 from mcpobs._server import sessions as _sessions
 from mcpobs._server import subscriptions as _subscriptions
@@ -58,6 +59,7 @@ class MCPInstrumentor(BaseInstrumentor):
         changes.wrap(_transport.patches())
         changes.wrap(_cancellation.patches())
         changes.wrap(_progress.patches(telemetry))
+        changes.wrap(_lifespan.patches(telemetry))
         changes.wrap(_sessions.patches())
         changes.wrap(_subscriptions.patches(telemetry))
         changes.on_undo("subscriptions", _subscriptions.deactivate)

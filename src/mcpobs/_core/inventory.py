@@ -176,6 +176,10 @@ DISPATCHER_INIT = wrap(
 HTTP_ASGI_APP = wrap(
     "mcp.server.streamable_http_manager:StreamableHTTPASGIApp.__call__", "warn of an app built before instrument()"
 )
+LIFESPAN_END = wrap(
+    "mcp.server.streamable_http_manager:StreamableHTTPSessionManager.run",
+    "the end of an HTTP app's lifespan: flush before a worker stops (_server/lifespan.py)",
+)
 SCHEMA_LISTING = wrap(
     "mcp.server._streamable_http_modern:_tool_input_schema",
     "the SDK's own tools/list behind Mcp-Param validation: not a client request",

@@ -15,14 +15,21 @@ taking connections the process never reads) held every export for the exporter's
 timeout: SIGTERM took 40 s for an HTTP server. So the check also asks: after connecting it
 sends a bodyless HTTP request (over TLS for https: the handshake is the answer) and waits at
 most `_ANSWER_TIMEOUT` for the first byte of any reply; silence counts as unreachable.
+
+In a forked child the endpoints start unchecked with fresh locks (the exporter thread that
+held one in the parent does not exist there), and each exporter's HTTP session drops the
+connections it holds: a keep-alive socket the parent opened is the parent's, and two
+processes writing requests into one connection corrupt both.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
 import urllib.request
+import weakref
 from typing import Any
 from urllib.parse import urlparse
 
@@ -82,6 +89,10 @@ class Endpoint:
         with self._lock:
             self._checked = float("-inf")
 
+    def _start_over(self) -> None:
+        self._lock = threading.Lock()
+        self._checked = float("-inf")
+
 
 _endpoints: dict[tuple[str, int], Endpoint] = {}
 _endpoints_lock = threading.Lock()
@@ -134,6 +145,12 @@ class GuardedExporter:
         self._defaulted = defaulted
         self._failure = failure
 
+    def _drop_connections(self) -> None:
+        session = getattr(self._exporter, "_session", None)  # the OTLP/HTTP exporters' requests.Session
+        close = getattr(session, "close", None)
+        if callable(close):
+            close()  # the child's copies of the sockets only; the session opens new ones when asked
+
     def export(self, *args: Any, **kwargs: Any) -> Any:
         if not self._endpoint.reachable(self._url, self._variable, self._defaulted):
             return self._failure
@@ -163,7 +180,27 @@ def guard(exporter: Any, signal: str, variable: str, defaulted: bool) -> Any:
     except ValueError:
         return exporter
     endpoint = _endpoint(url.hostname, port, url.scheme == "https")
-    return GuardedExporter(exporter, endpoint, raw, variable, defaulted, _failure(signal))
+    guarded = GuardedExporter(exporter, endpoint, raw, variable, defaulted, _failure(signal))
+    _guarded.add(guarded)
+    return guarded
+
+
+_guarded: weakref.WeakSet[GuardedExporter] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    global _endpoints_lock
+    _endpoints_lock = threading.Lock()
+    for endpoint in list(_endpoints.values()):
+        endpoint._start_over()  # pyright: ignore[reportPrivateUsage]
+    for exporter in list(_guarded):
+        try:
+            exporter._drop_connections()  # pyright: ignore[reportPrivateUsage]
+        except Exception as exc:
+            logger.debug("mcpobs: an exporter's connections were not dropped after a fork: %r", exc)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _failure(signal: str) -> Any:

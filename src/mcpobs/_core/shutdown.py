@@ -15,6 +15,18 @@ during a metric record stalled 30 s and lost the final metrics). The handler onl
 flush on a thread and returns, so the interrupted code runs on and releases its locks; the
 flush thread then ends the process by SIGTERM, as it would have died without mcpobs (the
 handler has put the default action back, so a second SIGTERM kills at once).
+
+A server that owns SIGTERM may never let the process reach either: `uvicorn --workers` and
+gunicorn's uvicorn worker put the default action back when they have stopped and raise the
+signal again, so the process dies without `atexit` (and a handler installed before gunicorn
+forked is reset in the worker). What every such server does reach is the end of the app's
+lifespan: `flush_before_stop` is called there (`_server/lifespan.py`). It force-flushes,
+without shutting down (the process may serve again, as a test harness does), the providers
+mcpobs made and those the application gave; a flush at exit that follows within moments
+takes what is left of the same deadline, so stopping never takes longer than one deadline.
+
+A forked child (gunicorn `--preload`, `multiprocessing`) starts with no flush under way: the
+SDK restarts its exporter threads and gives the child its own `service.instance.id`.
 """
 
 from __future__ import annotations
@@ -31,12 +43,19 @@ from mcpobs._core.guard import logger
 _state_lock = threading.Lock()
 _flushing: threading.Thread | None = None
 """The flush under way (from SIGTERM or at exit), if any: nothing flushes twice."""
+_made: list[Any] = []
+"""The providers `configure()` made (flushed at the end of a lifespan as well)."""
+_lifespan_flush: tuple[float, float] | None = None
+"""When the last flush at the end of a lifespan ended (`time.monotonic()`), and the seconds it took."""
+_ONE_STOP = 10.0
+"""Seconds after a lifespan's flush within which a flush at exit is part of the same stop."""
 
 
 def install(providers: list[Any], deadline: float) -> None:
     """Flush `providers` within `deadline` seconds at exit, and on SIGTERM when nobody else handles it."""
     if not providers:
         return
+    _made.extend(providers)
     atexit.register(_at_exit, providers, deadline)
     if threading.current_thread() is not threading.main_thread():
         return  # Python allows signal handlers only from the main thread
@@ -52,12 +71,47 @@ def install(providers: list[Any], deadline: float) -> None:
     signal.signal(signal.SIGTERM, on_sigterm)
 
 
-def flush_within(providers: list[Any], deadline: float) -> bool:
-    """Shut every provider down in parallel; True if all finished within `deadline` seconds."""
+def flush_before_stop(providers: list[Any], deadline: float) -> bool:
+    """Export what every provider holds, without shutting any down; True if done in time.
+
+    `providers` are the application's own (given to `instrument()`, or the global ones); with
+    those `configure()` made, each is flushed once, in parallel, within `deadline` seconds.
+    """
+    global _lifespan_flush
+    every: list[Any] = []
+    for provider in [*_made, *providers]:
+        if callable(getattr(provider, "force_flush", None)) and all(provider is not p for p in every):
+            every.append(provider)
+    if not every:
+        return True
+    began = time.monotonic()
+    done = flush_within(every, deadline, _force_flush)
+    ended = time.monotonic()
+    _lifespan_flush = (ended, ended - began)
+    return done
+
+
+def _left_of_the_stop(deadline: float) -> float:
+    """The deadline of a flush at exit: what a lifespan's flush just before it left of it.
+
+    The flushes of one stop take at most one deadline together; time the application spends
+    between them is its own.
+    """
+    last = _lifespan_flush
+    if last is None or time.monotonic() - last[0] > _ONE_STOP:
+        return deadline
+    return max(0.0, deadline - last[1])
+
+
+def flush_within(providers: list[Any], deadline: float, action: Any = None) -> bool:
+    """Shut every provider down (or `action` each) in parallel; True if all finished within `deadline` seconds."""
+    if deadline <= 0:
+        return False  # the stop's deadline went to the lifespan's flush, which said what it left
     ends = time.monotonic() + deadline
     millis = max(int(deadline * 1000), 1)
     workers = [
-        threading.Thread(target=_shutdown, args=(p, millis), name="mcpobs-flush", daemon=True) for p in providers
+        threading.Thread(target=action or _shutdown, args=(p, millis), name="mcpobs-flush", daemon=True)
+        for p in providers
     ]
     for worker in workers:
         worker.start()
@@ -84,6 +138,13 @@ def _shutdown(provider: Any, millis: int) -> None:
         logger.debug("mcpobs: flush at shutdown failed: %r", exc)
 
 
+def _force_flush(provider: Any, millis: int) -> None:
+    try:
+        provider.force_flush(timeout_millis=millis)
+    except Exception as exc:
+        logger.debug("mcpobs: flush at the end of the lifespan failed: %r", exc)
+
+
 def _start(providers: list[Any], deadline: float, terminate: bool) -> threading.Thread | None:
     """Start the one flush; None when one is already under way."""
     global _flushing
@@ -101,11 +162,12 @@ def _start(providers: list[Any], deadline: float, terminate: bool) -> threading.
 
 
 def _flush_then_terminate(providers: list[Any], deadline: float) -> None:
-    flush_within(providers, deadline)
+    flush_within(providers, _left_of_the_stop(deadline))
     os.kill(os.getpid(), signal.SIGTERM)  # the default action again: the process dies of SIGTERM, as before
 
 
 def _at_exit(providers: list[Any], deadline: float) -> None:
+    deadline = _left_of_the_stop(deadline)
     flushing = _start(providers, deadline, terminate=False) or _flushing
     if flushing is not None:
         flushing.join(deadline + 0.5)  # the flush bounds itself; the margin covers its own bookkeeping
@@ -113,6 +175,18 @@ def _at_exit(providers: list[Any], deadline: float) -> None:
 
 def reset() -> None:
     """Forget a finished flush (tests that configure more than once in one process)."""
-    global _flushing
+    global _flushing, _lifespan_flush
     with _state_lock:
         _flushing = None
+        _lifespan_flush = None
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has no flush under way (its threads did not survive the fork), and no lock held."""
+    global _state_lock, _flushing, _lifespan_flush
+    _state_lock = threading.Lock()
+    _flushing = None
+    _lifespan_flush = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -6,10 +6,16 @@ call's path, so mcpobs keeps each counter's running totals per label set and rep
 through an `ObservableCounter` callback. What a reader exports is the same monotonic,
 cumulative sum (and delta, when a reader asks for it); the per-call cost is one dict update.
 Counters carry no exemplars this way; the duration histograms carry them.
+
+A forked child (a gunicorn `--preload` worker, `multiprocessing`) starts every tally at zero
+with a fresh lock: the parent's counts are the parent's, exported under its own
+`service.instance.id` (the SDK gives the child another), and a lock some thread of the parent
+held at the fork would never be released in the child.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
@@ -28,9 +34,10 @@ _MAX_SHARED = 4096
 class Tally:
     """One monotonic counter: `add()` on the hot path, totals read at collection."""
 
-    __slots__ = ("_lock", "_shared", "_totals")
+    __slots__ = ("__weakref__", "_lock", "_shared", "_totals")
 
     def __init__(self) -> None:
+        _every.add(self)
         self._lock = threading.Lock()
         self._totals: dict[tuple[Any, ...], list[Any]] = {}
         """Label items -> [labels, running total]."""
@@ -74,6 +81,23 @@ class Tally:
     def observe(self, options: CallbackOptions) -> Iterable[Observation]:
         with self._lock:
             return [Observation(total, labels) for labels, total in self._totals.values()]
+
+    def _start_over(self) -> None:
+        """In a forked child: no count of the parent's, no lock of the parent's."""
+        self._lock = threading.Lock()
+        self._totals = {}
+        self._shared = {}
+
+
+_every: weakref.WeakSet[Tally] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for each in list(_every):
+        each._start_over()  # pyright: ignore[reportPrivateUsage]
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 _by_meter: weakref.WeakKeyDictionary[Meter, dict[str, Tally]] = weakref.WeakKeyDictionary()

@@ -39,6 +39,8 @@ class Telemetry:
         meter_provider: metrics.MeterProvider | None = None,
     ) -> None:
         self.settings = settings
+        self._tracer_provider = tracer_provider
+        self._meter_provider = meter_provider
         self._limit = settings.max_attribute_length
         self.tracer = trace.get_tracer(
             semconv.INSTRUMENTATION_NAME, __version__, tracer_provider, schema_url=semconv.SCHEMA_URL
@@ -57,6 +59,13 @@ class Telemetry:
         self.subscription_streams: UpDownCounter = _instrument(meter, semconv.SUBSCRIPTION_STREAMS)
         self.subscription_events: Tally = _instrument(meter, semconv.SUBSCRIPTION_EVENTS)
         self.stale_calls: Tally = _instrument(meter, semconv.STALE_CALLS)
+
+    def providers(self) -> list[Any]:
+        """The providers this instrumentation records to (given, or the global ones now)."""
+        return [
+            self._tracer_provider or trace.get_tracer_provider(),
+            self._meter_provider or metrics.get_meter_provider(),
+        ]
 
     def start_span(
         self,
