@@ -54,6 +54,26 @@ def whoami() -> int:
 app = server.streamable_http_app()
 """
 
+OWN_PROVIDERS = APP.replace(
+    "mcpobs.instrument()",
+    """
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+tracer_provider = TracerProvider(resource=Resource.create())
+tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+reader = PeriodicExportingMetricReader(OTLPMetricExporter())
+meter_provider = MeterProvider(resource=Resource.create(), metric_readers=[reader])
+mcpobs.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
+""",
+)
+"""The same app with providers the application set up itself."""
+
 NOT_BEFORE_THE_END = {"OTEL_BSP_SCHEDULE_DELAY": "600000", "OTEL_METRIC_EXPORT_INTERVAL": "600000"}
 """Nothing exported before the process ends: every span and metric depends on the final flush."""
 
@@ -89,7 +109,7 @@ class Served:
     def calls(self) -> int:
         return sum(self.pids.values())
 
-    async def call(self, tool: str = "whoami", clients: int = 4, each: int = 10, workers: int = 1) -> None:
+    async def call(self, tool: str = "whoami", clients: int = 8, each: int = 5, workers: int = 1) -> None:
         """`clients` concurrent clients make `each` calls; again until `workers` processes answered."""
 
         async def one_client() -> None:
@@ -115,8 +135,8 @@ class Served:
 
 
 @contextmanager
-def serve(shape: str, receiver: OtlpReceiver, tmp_path: Path, **settings: str) -> Iterator[Served]:
-    (tmp_path / "app.py").write_text(APP)
+def serve(shape: str, receiver: OtlpReceiver, tmp_path: Path, app: str = APP, **settings: str) -> Iterator[Served]:
+    (tmp_path / "app.py").write_text(app)
     port = free_port()
     env = exporting_to(receiver.port, **{**NOT_BEFORE_THE_END, **settings})
     err = tmp_path / "stderr.txt"

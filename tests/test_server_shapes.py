@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 from exiting import exporting_to
 from otlp_receiver import OtlpReceiver
-from shapes import NOT_BEFORE_THE_END, count, serve
+from shapes import APP, NOT_BEFORE_THE_END, OWN_PROVIDERS, count, serve
 
 from mcpobs import semconv as S
 
@@ -29,11 +29,15 @@ SHAPES = ["uvicorn", "uvicorn --workers 2", "gunicorn", "gunicorn --preload"]
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("shape", SHAPES)
-async def test_sigterm_right_after_the_last_reply_loses_nothing(shape, tmp_path):
+@pytest.mark.parametrize(
+    ("shape", "app"),
+    [*((shape, APP) for shape in SHAPES), ("uvicorn --workers 2", OWN_PROVIDERS)],
+    ids=[*SHAPES, "uvicorn --workers 2, the application's own providers"],
+)
+async def test_sigterm_right_after_the_last_reply_loses_nothing(shape, app, tmp_path):
     workers = 1 if shape == "uvicorn" else 2
     receiver = OtlpReceiver()
-    with receiver.running(), serve(shape, receiver, tmp_path) as served:
+    with receiver.running(), serve(shape, receiver, tmp_path, app) as served:
         await served.call(workers=workers)
         served.stop()
         got = count(receiver)
