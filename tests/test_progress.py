@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import anyio
+import anyio.to_thread
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context
@@ -139,6 +143,33 @@ async def test_progress_from_a_sync_tool_on_a_worker_thread_parents_on_its_call(
     (tool,) = server_spans(mcpobs_telemetry, "tools/call count_stock")
     (progress,) = mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)
     assert progress.parent.span_id == tool.context.span_id
+
+
+@pytest.mark.parametrize("transport", ["auto", "legacy", "http"])
+async def test_progress_from_a_plain_thread_of_a_running_call_is_recorded_on_that_call(mcpobs_telemetry, transport):
+    """A `threading.Thread` carries no context: the report is found to be its call's all the same."""
+    server = create_server()
+
+    @server.tool()
+    async def reindex(ctx: Context) -> str:
+        loop = asyncio.get_running_loop()
+
+        def work() -> None:
+            for i in (1, 2):
+                asyncio.run_coroutine_threadsafe(ctx.report_progress(i, 2, "reindexing"), loop).result(30)
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        await anyio.to_thread.run_sync(thread.join)
+        return "reindexed"
+
+    async with connected(transport, server) as client:
+        await client.call_tool("reindex", {})
+    (tool,) = server_spans(mcpobs_telemetry, "tools/call reindex")
+    progress = mcpobs_telemetry.spans_named(S.PROGRESS_SPAN)
+    assert len(progress) == 2
+    assert all(p.parent is not None and p.parent.span_id == tool.context.span_id for p in progress)
+    assert mcpobs_telemetry.total(S.PROGRESS_REPORTS.name, {S.GEN_AI_TOOL_NAME: "reindex"}) == 2
 
 
 class RaisingOn(SpanProcessor):

@@ -50,13 +50,16 @@ class _Call:
         "method",
         "names_target",
         "otel_token",
+        "session_key",
         "span",
         "start",
         "state",
         "state_token",
     )
 
-    def __init__(self, method: str, target: str | None, labels_key: tuple[Any, ...], span: Span) -> None:
+    def __init__(
+        self, method: str, target: str | None, labels_key: tuple[Any, ...], span: Span, session: object
+    ) -> None:
         self.method = method
         self.names_target = target
         """The registered tool or prompt the request names (None for an unknown one)."""
@@ -67,6 +70,7 @@ class _Call:
         self.context = trace.set_span_in_context(span)
         self.otel_token = otel_context.attach(self.context)
         self.state_token = _state.enter(self.state)
+        self.session_key = _state.serving(session, self.state)
         self.start = time.perf_counter()
 
 
@@ -168,7 +172,7 @@ class ServerMiddleware:
             span = tel.start_span(S.span_name(method, target), parent, SpanKind.SERVER, labels, links)
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
-        return _Call(method, target, labels_key, span)
+        return _Call(method, target, labels_key, span, ctx.session)
 
     def _http_network(self, request: Any) -> Network | None:
         version = getattr(request, "scope", {}).get("http_version")
@@ -213,6 +217,7 @@ class ServerMiddleware:
     def _leave(self, call: _Call) -> None:
         try:  # not `guarded`: this runs on every request, and a try costs nothing
             _state.leave(call.state_token)  # type: ignore[arg-type]
+            _state.served(call.session_key)
             otel_context.detach(call.otel_token)  # type: ignore[arg-type]
         except Exception as exc:
             report("server context detach", exc)

@@ -4,6 +4,10 @@ A span is exported only when it ends, so a ten-second tool is invisible for ten 
 Each progress report becomes a child of the running request's span that ends at once:
 the backend shows the tool's progress while the tool still runs.
 
+A report from a plain `threading.Thread` of the call (through `run_coroutine_threadsafe`,
+which runs it with that thread's empty context) is found to be its call's by the per-request
+session it is made on (`state.of_session`).
+
 A runaway loop must not flood the backend: after `max_progress_spans` reports in one
 operation the rest are counted, not recorded. The cap announces itself: an event on the
 request's span at the first dropped report, and `mcpobs.progress.dropped` (written by the
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanKind, set_span_in_context
 
 from mcpobs import semconv as S
 from mcpobs._core import inventory as I
@@ -34,8 +38,14 @@ def _requested(session: Any) -> bool:
 
 def report(telemetry: Telemetry, session: Any, progress: Any, total: Any, message: Any) -> None:
     state = _state.current()
-    if state is None:  # not inside a request the middleware saw
-        return
+    parent = None
+    if state is None:
+        # No request in this context: a plain thread of the call (`run_coroutine_threadsafe`
+        # runs the report in a task with that thread's empty context), or no request at all.
+        state = _state.of_session(session)
+        if state is None:
+            return
+        parent = set_span_in_context(state.span)
     labels = {S.MCP_METHOD_NAME: state.method}
     if state.method == "tools/call":
         labels[S.GEN_AI_TOOL_NAME] = state.tool or S.OTHER
@@ -58,7 +68,7 @@ def report(telemetry: Telemetry, session: Any, progress: Any, total: Any, messag
         attrs[S.PROGRESS_MESSAGE] = telemetry.bound(message)
     # The current span is the request's (the middleware attached it; child tasks and
     # worker threads inherit it), unless the tool opened its own span around the report.
-    telemetry.tracer.start_span(S.PROGRESS_SPAN, kind=SpanKind.INTERNAL, attributes=attrs).end()
+    telemetry.tracer.start_span(S.PROGRESS_SPAN, context=parent, kind=SpanKind.INTERNAL, attributes=attrs).end()
 
 
 def patches(telemetry: Telemetry) -> list[Patch]:

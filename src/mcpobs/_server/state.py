@@ -67,6 +67,28 @@ enter = _current.set
 
 leave = _current.reset
 
+_by_session: dict[int, RequestState] = {}
+"""The running request of each per-request `ServerSession` (the SDK builds one per inbound
+request), by the session's `id()`, from the middleware's start of the request to its end (the
+session is alive all that time, so its id is never another's)."""
+
+
+def serving(session: object, state: RequestState) -> int:
+    """`session` serves `state`'s request from now; returns the key `served` takes."""
+    key = id(session)
+    _by_session[key] = state
+    return key
+
+
+def served(key: int) -> None:
+    _by_session.pop(key, None)
+
+
+def of_session(session: object) -> RequestState | None:
+    """The request `session` serves, found without the context (a plain `threading.Thread`
+    reporting progress through `asyncio.run_coroutine_threadsafe` carries none)."""
+    return _by_session.get(id(session))
+
 
 def dispatch_context(session: Any) -> Any:
     """The SDK's per-request dispatch context behind a `ServerSession` (private to the SDK).
