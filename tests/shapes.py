@@ -8,8 +8,8 @@ OTLP receiver (`otlp_receiver.py`) with the batch delay and the metric interval 
 any test: what arrives was sent by the final flush, or not at all.
 
 `count` then checks what arrived against what was served: every `tools/call` span, the spans
-of every method as many as each process counted in `mcpobs.server.requests`, the final
-cumulative count of the request counter and the duration histogram of every worker, none twice.
+of every method as many as each process counted (`mcpobs.server.requests` or `.notifications`), the final
+cumulative count of the request (and notification) counter and the duration histogram of every worker, none twice.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ class Count:
     durations: dict[str, float]
     """Per process, the final `mcp.server.operation.duration` count for tools/call."""
     unmatched: dict[tuple[str, str], tuple[int, float]]
-    """(process, method) whose spans received and final request count differ: (spans, count)."""
+    """(process, method) whose spans received and final request (or notification) count differ."""
 
     def line(self, served: Served) -> str:
         requests, durations = sum(self.requests.values()), sum(self.durations.values())
@@ -185,7 +185,8 @@ def count(receiver: OtlpReceiver) -> Count:
     unmatched: dict[tuple[str, str], tuple[int, float]] = {}
     methods = {m for _, m in per_method}
     for method in methods:
-        counted = receiver.final_totals(S.SERVER_REQUESTS.name, **{S.MCP_METHOD_NAME: method})
+        counted = Counter(receiver.final_totals(S.SERVER_REQUESTS.name, **{S.MCP_METHOD_NAME: method}))
+        counted.update(receiver.final_totals(S.SERVER_NOTIFICATIONS.name, **{S.MCP_METHOD_NAME: method}))
         for instance in {i for i, _ in per_method} | set(counted):
             received, total = per_method[(instance, method)], counted.get(instance, 0)
             if received != total:

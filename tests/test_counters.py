@@ -8,7 +8,9 @@ import pytest
 from mcp import Client
 from opentelemetry.sdk.metrics import MeterProvider, ObservableCounter
 from opentelemetry.sdk.metrics.export import AggregationTemporality, InMemoryMetricReader
+from opentelemetry.trace import SpanKind
 from shop import create_server
+from transports import connected
 
 import mcpobs
 from mcpobs import semconv as S
@@ -93,3 +95,18 @@ async def test_instrumenting_again_on_the_same_providers_keeps_one_running_count
         mcpobs.uninstrument()
         telemetry.tracer_provider.shutdown()
         telemetry.meter_provider.shutdown()
+
+
+@pytest.mark.parametrize("transport", ["legacy", "http-legacy"])
+async def test_requests_count_requests_and_notifications_are_counted_as_notifications(mcpobs_telemetry, transport):
+    """A client that opens a session per call sends `notifications/initialized` each time: no request."""
+    server = create_server()
+    for _ in range(3):
+        async with connected(transport, server) as client:
+            await client.call_tool("get_order_status", {"order_id": "O-1873"})
+    requests = {p.attributes[S.MCP_METHOD_NAME] for p in mcpobs_telemetry.points(S.SERVER_REQUESTS.name)}
+    assert "notifications/initialized" not in requests
+    assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {S.MCP_METHOD_NAME: "initialize"}) == 3
+    initialized = {S.MCP_METHOD_NAME: "notifications/initialized", S.OUTCOME: "ok"}
+    assert mcpobs_telemetry.total(S.SERVER_NOTIFICATIONS.name, initialized) == 3
+    assert len(mcpobs_telemetry.spans_named("notifications/initialized", SpanKind.SERVER)) == 3  # still a span each

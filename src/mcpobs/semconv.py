@@ -127,6 +127,7 @@ __all__ = [
     "SCHEMA_URL",
     "SERVER_ADDRESS",
     "SERVER_NAME",
+    "SERVER_NOTIFICATIONS",
     "SERVER_OPERATION_DURATION",
     "SERVER_PORT",
     "SERVER_REQUESTS",
@@ -601,9 +602,20 @@ SERVER_REQUESTS: Final = _metric(
     "mcpobs.server.requests",
     "counter",
     "{request}",
-    "Every request the server received, by outcome and failure boundary.",
+    "Every request the server received (a message with an id), by outcome and failure boundary; "
+    "notifications are counted in `mcpobs.server.notifications`.",
     _M,
     (MCP_METHOD_NAME, GEN_AI_TOOL_NAME, GEN_AI_PROMPT_NAME, OUTCOME, FAILURE_BOUNDARY, ERROR_TYPE, SERVER_VERSION),
+)
+SERVER_NOTIFICATIONS: Final = _metric(
+    "mcpobs.server.notifications",
+    "counter",
+    "{notification}",
+    "Every notification the server received (`notifications/initialized`, `notifications/cancelled`, ...), "
+    "by method and outcome. A request method sent without an id is a request refused (`client_error`), "
+    "counted in `mcpobs.server.requests`.",
+    _M,
+    (MCP_METHOD_NAME, OUTCOME, FAILURE_BOUNDARY, ERROR_TYPE, SERVER_VERSION),
 )
 CLIENT_REQUESTS: Final = _metric(
     "mcpobs.client.requests",

@@ -53,6 +53,7 @@ class Telemetry:
         self.server_session_duration: Histogram = _instrument(meter, semconv.SERVER_SESSION_DURATION)
         self.client_session_duration: Histogram = _instrument(meter, semconv.CLIENT_SESSION_DURATION)
         self.server_requests: Tally = _instrument(meter, semconv.SERVER_REQUESTS)
+        self.server_notifications: Tally = _instrument(meter, semconv.SERVER_NOTIFICATIONS)
         self.client_requests: Tally = _instrument(meter, semconv.CLIENT_REQUESTS)
         self.progress_reports: Tally = _instrument(meter, semconv.PROGRESS_REPORTS)
         self.progress_capped: Tally = _instrument(meter, semconv.PROGRESS_CAPPED)

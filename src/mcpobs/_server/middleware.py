@@ -263,7 +263,9 @@ class ServerMiddleware:
             report("server span end", err)
             end_once(call.span)
         try:
-            self._record(call, cls, elapsed)
+            # A message without an id is a notification, unless a request method came without one.
+            notification = ctx.request_id is None and cls is not _outcome.NOT_A_REQUEST
+            self._record(call, cls, elapsed, notification)
         except Exception as err:
             report("server metrics", err)
 
@@ -367,7 +369,7 @@ class ServerMiddleware:
             _outcome.write(span, cls, attrs, cause, _outcome.description(cause))
         span.end()
 
-    def _record(self, call: _Call, cls: Classification, elapsed: float) -> None:
+    def _record(self, call: _Call, cls: Classification, elapsed: float, notification: bool) -> None:
         tel = self.telemetry
         key = call.labels_key
         duration_labels, counted = self._labels.with_outcome(key, cls)
@@ -375,7 +377,7 @@ class ServerMiddleware:
             # The request's context, though detached by now: an exemplar (if the filter takes
             # one) then points at this request's span, never at an ambient one.
             tel.server_duration.record(elapsed, duration_labels, context=call.context)
-        tel.server_requests.add_shared(1, counted)
+        (tel.server_notifications if notification else tel.server_requests).add_shared(1, counted)
 
 
 _AFTER = {
