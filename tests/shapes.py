@@ -128,8 +128,13 @@ class Served:
         raise AssertionError(f"only workers {sorted(self.pids)} answered {self.calls} calls")
 
     def stop(self, sig: int = signal.SIGTERM, wait: float = 60) -> None:
+        """SIGTERM to the server's main process, as an orchestrator sends it; SIGINT and SIGKILL
+        to its whole process group, as a terminal's Ctrl-C and a container's end do."""
         started = time.monotonic()
-        self.process.send_signal(sig)
+        if sig == signal.SIGTERM:
+            self.process.send_signal(sig)
+        else:
+            os.killpg(self.process.pid, sig)
         self.process.wait(wait)
         self.took = time.monotonic() - started
 
