@@ -110,3 +110,6 @@ async def test_requests_count_requests_and_notifications_are_counted_as_notifica
     initialized = {S.MCP_METHOD_NAME: "notifications/initialized", S.OUTCOME: "ok"}
     assert mcpobs_telemetry.total(S.SERVER_NOTIFICATIONS.name, initialized) == 3
     assert len(mcpobs_telemetry.spans_named("notifications/initialized", SpanKind.SERVER)) == 3  # still a span each
+    sent = {p.attributes[S.MCP_METHOD_NAME] for p in mcpobs_telemetry.points(S.CLIENT_REQUESTS.name)}
+    assert "notifications/initialized" not in sent  # nor on the client's side
+    assert mcpobs_telemetry.total(S.CLIENT_NOTIFICATIONS.name, initialized) == 3

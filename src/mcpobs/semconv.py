@@ -48,6 +48,7 @@ __all__ = [
     "CATALOG_TTL_MS",
     "CLIENT_ADDRESS",
     "CLIENT_NAME",
+    "CLIENT_NOTIFICATIONS",
     "CLIENT_OPERATION_DURATION",
     "CLIENT_PORT",
     "CLIENT_REQUESTS",
@@ -621,7 +622,8 @@ CLIENT_REQUESTS: Final = _metric(
     "mcpobs.client.requests",
     "counter",
     "{request}",
-    "Every request the client sent, by outcome and failure boundary.",
+    "Every request the client sent (a message with an id), by outcome and failure boundary; "
+    "notifications are counted in `mcpobs.client.notifications`.",
     _M,
     (
         MCP_METHOD_NAME,
@@ -634,6 +636,15 @@ CLIENT_REQUESTS: Final = _metric(
         CLIENT_VERSION,
         CATALOG_RELEASE,
     ),
+)
+CLIENT_NOTIFICATIONS: Final = _metric(
+    "mcpobs.client.notifications",
+    "counter",
+    "{notification}",
+    "Every notification the client sent (`notifications/initialized`, `notifications/cancelled`, ...), "
+    "by method and outcome.",
+    _M,
+    (MCP_METHOD_NAME, OUTCOME, FAILURE_BOUNDARY, ERROR_TYPE, SERVER_VERSION, CLIENT_VERSION),
 )
 PROGRESS_REPORTS: Final = _metric(
     "mcpobs.progress.reports",

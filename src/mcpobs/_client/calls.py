@@ -71,6 +71,9 @@ class Recorder:
         self.response_hook: Callable[..., Any] | None = telemetry.settings.client_response_hook
 
 
+_NOTIFICATIONS = "notifications/"
+
+
 class ClientCall:
     """One outbound request (or notification) and its span."""
 
@@ -259,7 +262,8 @@ class ClientCall:
         if cls.outcome in S.LATENCY_OUTCOMES and cls.sample and self.elapsed is not None:
             # the span is no longer current here: hand it over so an exemplar points at this call
             tel.client_duration.record(self.elapsed, labels, context=self.context)
-        tel.client_requests.add_shared(1, counted)
+        notification = self.method.startswith(_NOTIFICATIONS)
+        (tel.client_notifications if notification else tel.client_requests).add_shared(1, counted)
 
     @property
     def in_flight(self) -> bool:

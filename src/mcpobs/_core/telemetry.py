@@ -55,6 +55,7 @@ class Telemetry:
         self.server_requests: Tally = _instrument(meter, semconv.SERVER_REQUESTS)
         self.server_notifications: Tally = _instrument(meter, semconv.SERVER_NOTIFICATIONS)
         self.client_requests: Tally = _instrument(meter, semconv.CLIENT_REQUESTS)
+        self.client_notifications: Tally = _instrument(meter, semconv.CLIENT_NOTIFICATIONS)
         self.progress_reports: Tally = _instrument(meter, semconv.PROGRESS_REPORTS)
         self.progress_capped: Tally = _instrument(meter, semconv.PROGRESS_CAPPED)
         self.subscription_streams: UpDownCounter = _instrument(meter, semconv.SUBSCRIPTION_STREAMS)
