@@ -91,7 +91,7 @@ def commands(shape: str, port: int, app_dir: Path) -> list[str]:
         chdir = ["--chdir", str(app_dir)]
         return [str(BIN / "gunicorn"), "app:app", "-k", worker, "-w", "2", "-b", where, *chdir, *preload]
     if shape == "hypercorn --workers 2":
-        return [str(BIN / "hypercorn"), "app:app", "--bind", where, "--workers", "2", "--root-path", ""]
+        return [str(BIN / "hypercorn"), "app:app", "--bind", where, "--workers", "2"]
     raise ValueError(shape)
 
 
@@ -140,10 +140,14 @@ class Served:
 
 
 @contextmanager
-def serve(shape: str, receiver: OtlpReceiver, tmp_path: Path, app: str = APP, **settings: str) -> Iterator[Served]:
+def serve(
+    shape: str, receiver: OtlpReceiver | int, tmp_path: Path, app: str = APP, **settings: str
+) -> Iterator[Served]:
+    """Serve `app` as `shape`, exporting to `receiver` (or to the collector at that port)."""
     (tmp_path / "app.py").write_text(app)
     port = free_port()
-    env = exporting_to(receiver.port, **{**NOT_BEFORE_THE_END, **settings})
+    collector = receiver if isinstance(receiver, int) else receiver.port
+    env = exporting_to(collector, **{**NOT_BEFORE_THE_END, **settings})
     err = tmp_path / "stderr.txt"
     with err.open("w") as stderr:
         process = start(commands(shape, port, tmp_path), cwd=tmp_path, env=env, stdout=stderr, stderr=stderr)

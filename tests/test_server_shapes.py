@@ -17,6 +17,7 @@ import pytest
 from exiting import exporting_to
 from otlp_receiver import OtlpReceiver
 from shapes import APP, NOT_BEFORE_THE_END, OWN_PROVIDERS, count, serve
+from test_shutdown_deadline import hanging_collector
 
 from mcpobs import semconv as S
 
@@ -25,7 +26,7 @@ SERVER = 2  # the OTLP span kind
 DEADLINE = 3.0  # the default shutdown deadline
 SLACK = 7.0  # the server's own stopping, on a loaded machine
 
-SHAPES = ["uvicorn", "uvicorn --workers 2", "gunicorn", "gunicorn --preload"]
+SHAPES = ["uvicorn", "uvicorn --workers 2", "gunicorn", "gunicorn --preload", "hypercorn --workers 2"]
 
 
 @pytest.mark.anyio
@@ -50,6 +51,17 @@ async def test_sigterm_right_after_the_last_reply_loses_nothing(shape, app, tmp_
     assert sum(got.durations.values()) == served.calls, got.line(served)
     assert not got.unmatched, got.unmatched
     assert served.took < DEADLINE + SLACK, got.line(served)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("shape", ["uvicorn --workers 2", "gunicorn --preload"])
+async def test_workers_stop_within_the_deadline_behind_a_silent_collector(shape, tmp_path):
+    """The flush at the end of the lifespan keeps the deadline: a collector that never answers costs no more."""
+    with hanging_collector() as port, serve(shape, port, tmp_path) as served:
+        await served.call(workers=2)
+        served.stop()
+    print(f"{shape} behind a silent collector: stopped in {served.took:.1f} s")
+    assert served.took < DEADLINE + SLACK, f"SIGTERM took {served.took:.1f} s"
 
 
 FORKED = """
