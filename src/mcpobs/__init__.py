@@ -73,7 +73,8 @@ def instrument(**options: Any) -> None:
       session's id as ``mcp.session.id``, or with a key its keyed hash (docs/privacy.md).
     - ``clients`` (True): also instrument the SDK's ``Client``; False instruments servers only.
     - ``shutdown_timeout`` (``OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT``, else 3 s): the longest the
-      flush at exit and on SIGTERM may take, for the providers mcpobs configures itself.
+      flushes of a stop may take together: at the end of an HTTP app's lifespan (every
+      provider mcpobs records to), at exit and on SIGTERM (the providers mcpobs configures).
 
     A bad option raises `ConfigurationError` saying how to fix it. A server built before this
     call is instrumented when it first serves a connection.

@@ -55,7 +55,7 @@ def install(providers: list[Any], deadline: float) -> None:
     """Flush `providers` within `deadline` seconds at exit, and on SIGTERM when nobody else handles it."""
     if not providers:
         return
-    _made.extend(providers)
+    _made[:] = providers  # the global ones: a later configure() (tests) made the ones in use
     atexit.register(_at_exit, providers, deadline)
     if threading.current_thread() is not threading.main_thread():
         return  # Python allows signal handlers only from the main thread
