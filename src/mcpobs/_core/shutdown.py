@@ -23,7 +23,7 @@ forked is reset in the worker). What every such server does reach is the end of 
 lifespan: `flush_before_stop` is called there (`_server/lifespan.py`). It force-flushes,
 without shutting down (the process may serve again, as a test harness does), the providers
 mcpobs made and those the application gave; a flush at exit that follows within moments
-takes what is left of the same deadline, so stopping never takes longer than one deadline.
+takes what is left of the same deadline: the flushes of one stop take one deadline together.
 
 A forked child (gunicorn `--preload`, `multiprocessing`) starts with no flush under way: the
 SDK restarts its exporter threads and gives the child its own `service.instance.id`.
