@@ -74,6 +74,28 @@ mcpobs.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider
 )
 """The same app with providers the application set up itself."""
 
+MOUNTED = APP.replace(
+    "app = server.streamable_http_app()",
+    """
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+mcp_app = server.streamable_http_app()
+
+
+@asynccontextmanager
+async def lifespan(app):
+    async with server.session_manager.run():  # as the SDK asks of an app that mounts its app
+        yield
+
+
+app = Starlette(routes=[Mount("/", app=mcp_app)], lifespan=lifespan)
+""",
+)
+"""The same server mounted in the application's own Starlette app, with a lifespan of its own."""
+
 NOT_BEFORE_THE_END = {"OTEL_BSP_SCHEDULE_DELAY": "600000", "OTEL_METRIC_EXPORT_INTERVAL": "600000"}
 """Nothing exported before the process ends: every span and metric depends on the final flush."""
 

@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 from exiting import exporting_to
 from otlp_receiver import OtlpReceiver
-from shapes import APP, NOT_BEFORE_THE_END, OWN_PROVIDERS, count, serve
+from shapes import APP, MOUNTED, NOT_BEFORE_THE_END, OWN_PROVIDERS, count, serve
 from test_shutdown_deadline import hanging_collector
 
 from mcpobs import semconv as S
@@ -32,8 +32,8 @@ SHAPES = ["uvicorn", "uvicorn --workers 2", "gunicorn", "gunicorn --preload", "h
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("shape", "app"),
-    [*((shape, APP) for shape in SHAPES), ("uvicorn --workers 2", OWN_PROVIDERS)],
-    ids=[*SHAPES, "uvicorn --workers 2, the application's own providers"],
+    [*((shape, APP) for shape in SHAPES), ("uvicorn --workers 2", OWN_PROVIDERS), ("gunicorn --preload", MOUNTED)],
+    ids=[*SHAPES, "uvicorn --workers 2, the application's own providers", "gunicorn --preload, mounted in its own app"],
 )
 async def test_sigterm_right_after_the_last_reply_loses_nothing(shape, app, tmp_path):
     workers = 1 if shape == "uvicorn" else 2
