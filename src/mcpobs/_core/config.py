@@ -44,6 +44,8 @@ class Settings:
     """Record the transport's session id as `mcp.session.id`, as the conventions recommend."""
     session_id_key: bytes | None = None
     """When set, `mcp.session.id` is a keyed hash of the id (HMAC-SHA256), not the id itself."""
+    record_shapes: bool = True
+    """Record each tools/call's argument and result shapes (value-free) for `mcpobs contract replay`."""
     clients: bool = True
     """Instrument the SDK's `Client` too; False leaves outbound calls to the SDK."""
     excluded_methods: frozenset[str] = frozenset()
@@ -201,6 +203,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         record_user=_flag("record_user", kwargs.get("record_user", False)),
         record_session_id=_flag("record_session_id", kwargs.get("record_session_id", True)),
         session_id_key=_key(kwargs.get("session_id_key")),
+        record_shapes=_flag("record_shapes", kwargs.get("record_shapes", True)),
         clients=_flag("clients", kwargs.get("clients", True)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
         shutdown_timeout=_seconds("shutdown_timeout", kwargs.get("shutdown_timeout")),
