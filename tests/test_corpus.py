@@ -56,7 +56,7 @@ def everything_exported(telemetry: CapturedTelemetry) -> str:
 
 @pytest.fixture
 def telemetry():
-    captured = capture()
+    captured = capture(record_shapes=True)
     yield captured
     mcpobs.uninstrument()
 
@@ -113,7 +113,7 @@ async def test_with_content_capture_unlisted_keys_are_named_as_redact_leaves_the
     def redact(value: Any) -> Any:
         return {k.replace("secret", "XXX"): v for k, v in value.items()} if isinstance(value, dict) else value
 
-    telemetry = capture(capture_content=True, redact=redact)
+    telemetry = capture(record_shapes=True, capture_content=True, redact=redact)
     try:
         await drive(corpus_release.release(), "2.0.0", [{"sku": "a", "secret_extra": 1}])
     finally:
@@ -176,14 +176,23 @@ def test_unsampled_calls_are_counted_and_the_next_recorded_span_carries_the_shap
     assert later  # the interval passed: the count rides again
 
 
-async def test_record_shapes_false_records_none():
-    telemetry = capture(record_shapes=False)
+async def test_shapes_are_off_by_default():
+    telemetry = capture()
     try:
         await drive(corpus_release.release(), "1.0.0", [{"sku": "a"}])
     finally:
         mcpobs.uninstrument()
     (span,) = tool_spans(telemetry)
     assert not [k for k in span.attributes if "shape" in k]
+
+
+def test_the_environment_turns_shapes_on_and_a_bad_value_says_how():
+    from mcpobs._core.config import ConfigurationError, settings_from
+
+    assert settings_from({}, {"OTEL_PYTHON_MCP_RECORD_SHAPES": "true"}).record_shapes
+    assert not settings_from({"record_shapes": False}, {"OTEL_PYTHON_MCP_RECORD_SHAPES": "true"}).record_shapes
+    with pytest.raises(ConfigurationError, match="use 'true' to record"):
+        settings_from({}, {"OTEL_PYTHON_MCP_RECORD_SHAPES": "yes please"})
 
 
 def test_deep_and_wide_values_stay_bounded():

@@ -30,7 +30,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from itertools import islice
 from typing import Any, Final, cast
 
 from mcpobs import semconv
@@ -173,8 +174,9 @@ def shape(value: Any, compiled: _Plan, *, free_keys: bool = False) -> Any:
     return _shape(value, compiled, 0, free_keys)
 
 
-def _shape(value: Any, here: _Plan, depth: int, free_keys: bool) -> Any:
-    kind = cast("type[Any]", type(value))
+def _shape(value: object, here: _Plan, depth: int, free_keys: bool) -> Any:
+    # The hot path of every tools/call: no `cast`, no ABC check for the JSON types, one lookup per key.
+    kind: type[object] = type(value)
     scalar = _SCALARS.get(kind)
     if scalar is not None:
         members = here.members
@@ -183,29 +185,44 @@ def _shape(value: Any, here: _Plan, depth: int, free_keys: bool) -> Any:
         return scalar
     if depth >= MAX_DEPTH:
         return DEEP
+    depth += 1
     if kind is dict or isinstance(value, Mapping):
+        mapping = cast("dict[str, object]", value)  # keys checked below: JSON has only strings
+        items: Iterable[tuple[str, object]] = mapping.items()
+        cut = len(mapping) > MAX_KEYS
+        if cut:
+            items = islice(items, MAX_KEYS)
         fields: list[tuple[str, Any]] = []
-        free: set[Any] = set()
-        for n, (key, item) in enumerate(cast(Mapping[Any, Any], value).items()):
-            if n >= MAX_KEYS:
-                fields.append(("...", DEEP))
-                break
-            if type(key) is not str:
-                free.add(_shape(item, _NOTHING, depth + 1, free_keys))
-                continue
-            listed, below = here.child(key)
-            if listed or free_keys:
-                fields.append((key, _shape(item, below, depth + 1, free_keys)))
+        free: set[Any] | None = None
+        known = here._props  # pyright: ignore[reportPrivateUsage]
+        for key, item in items:
+            hit = known.get(key)
+            if hit is None:
+                hit = here.child(key) if type(key) is str else (False, _NOTHING)
+            listed, below = hit
+            item_kind: type[object] = type(item)
+            found = _SCALARS.get(item_kind)  # a scalar field is answered here, without a call
+            if found is None:
+                found = _shape(item, below, depth, free_keys)
+            elif below.members is not None and (item_kind, item) in below.members:
+                found = ("=", item)
+            if listed or (free_keys and type(key) is str):
+                fields.append((key, found))
             else:
-                free.add(_shape(item, below, depth + 1, free_keys))
-        fields.sort()
-        if free:
+                if free is None:
+                    free = set()
+                free.add(found)
+        if len(fields) > 1:
+            fields.sort()
+        if cut:
+            fields.append(("...", DEEP))
+        if free is not None:
             fields.append(("*", frozenset(free)))
         return ("{}", tuple(fields))
     if kind is list or isinstance(value, list | tuple):
         below = here.items()
-        elements = cast("list[Any]", value)[:MAX_ELEMENTS]
-        return ("[]", frozenset([_shape(item, below, depth + 1, free_keys) for item in elements]))
+        sequence = cast("list[object]", value)
+        return ("[]", frozenset([_shape(item, below, depth, free_keys) for item in sequence[:MAX_ELEMENTS]]))
     return "string"  # not a JSON value (a pydantic object, say): what the wire would carry
 
 

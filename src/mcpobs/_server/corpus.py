@@ -70,7 +70,7 @@ class Corpus:
         client = (info.name[:_ID_LENGTH], info.version[:_ID_LENGTH]) if info is not None else (None, None)
         settings = self._settings
         free_keys = settings.capture_content
-        arguments = cast("Mapping[str, Any]", params).get("arguments") if isinstance(params, Mapping) else None
+        arguments: object = cast("dict[str, object]", params).get("arguments") if type(params) is dict else None
         if free_keys and settings.redact is not None and arguments is not None:
             arguments = settings.redact(arguments)
         book = self.book
@@ -109,7 +109,7 @@ class Corpus:
 
 def _structured(result: Any) -> Any:
     """The structured content of a successful result, as the wire carries it (None when there is none)."""
-    if isinstance(result, Mapping):
+    if type(result) is dict or isinstance(result, Mapping):
         reply = cast("Mapping[str, Any]", result)
         if reply.get("isError"):
             return None
