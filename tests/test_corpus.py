@@ -301,3 +301,38 @@ async def test_replay_from_an_otlp_json_file_gives_the_verdicts_and_exit_statuse
     assert nothing.returncode == 2 and "no recorded tool-call shapes" in nothing.stderr
     neither = replay("corpus_release:compatible")
     assert neither.returncode == 2 and "--jaeger URL --service NAME, or --from FILE" in neither.stderr
+
+
+async def test_a_renamed_output_field_fails_for_the_clients_holding_the_old_schema(telemetry, tmp_path):
+    from mcpobs._cli import contract_diff, contract_replay
+
+    await drive(corpus_release.release(), "1.0.0", calls("1.0.0", 1))
+    otlp = tmp_path / "traces.json"
+    otlp.write_text(json.dumps(MessageToDict(encode_spans(telemetry.spans()))) + "\n")
+    corpus = contract_replay.from_file(str(otlp))
+    candidate = await contract_diff.snapshot("corpus_release:release")
+    assert contract_replay.replay(corpus, candidate) == {}  # the release against its own traffic
+    output = candidate["tools"][0]["outputSchema"]
+    output["properties"]["count"] = output["properties"].pop("on_hand")
+    output["required"] = ["sku", "count"]
+    found = contract_replay.replay(corpus, candidate)
+    fingerprint = tool_spans(telemetry)[0].attributes[S.TOOL_SCHEMA_FINGERPRINT]
+    assert {(f.kind, f.field, f.reason) for f in found} == {
+        ("fail", "output on_hand", f"removed (for clients holding schema {fingerprint})")
+    }
+    (line,) = found.values()
+    assert line.calls == 3 and line.clients == {"support-host/1.0.0"}
+    candidate["tools"] = []
+    (gone,) = contract_replay.replay(corpus, candidate)
+    assert (gone.kind, gone.field) == ("fail", "(tool)")
+
+
+async def test_a_span_read_twice_is_counted_once(telemetry, tmp_path):
+    from mcpobs._cli import contract_replay
+
+    await drive(corpus_release.release(), "1.0.0", calls("1.0.0", 1))
+    line = json.dumps(MessageToDict(encode_spans(telemetry.spans()))) + "\n"
+    otlp = tmp_path / "traces.json"
+    otlp.write_text(line + line)  # overlapping exports, or one trace found by two searches
+    corpus = contract_replay.from_file(str(otlp))
+    assert sum(s.calls for s in corpus.shapes.values() if s.direction == "input") == 3

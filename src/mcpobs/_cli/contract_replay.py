@@ -62,6 +62,7 @@ _UNDECIDABLE = (
     "not",
 )
 """Keywords whose verdict depends on a value a shape does not hold."""
+_SHAPE_IDS = frozenset({S.TOOL_ARGUMENTS_SHAPE_ID, S.TOOL_RESULT_SHAPE_ID})
 _DEFAULT_SINCE = "24h"
 _DEFAULT_LIMIT = 2000
 
@@ -98,6 +99,8 @@ class Corpus:
     schemas: dict[str, Any] = field(default_factory=dict[str, Any])
     """schema fingerprint -> {"input": ..., "output": ...}, as the servers recorded them."""
     spans: int = 0
+    seen: set[tuple[str | None, Any]] = field(default_factory=set[tuple[str | None, Any]])
+    """(trace id, span id) of every span counted."""
 
     def add(self, attrs: Mapping[str, Any], trace_id: str | None) -> None:
         tool = attrs.get(S.GEN_AI_TOOL_NAME)
@@ -243,14 +246,19 @@ def add_request(corpus: Corpus, request: Any) -> None:
                 if not isinstance(span, Mapping):
                     continue
                 span = cast(Mapping[str, Any], span)
-                attrs: dict[str, Any] = {}
-                for item in cast(Iterable[Any], span.get("attributes") or ()):
-                    if isinstance(item, Mapping):
-                        pair = cast(Mapping[str, Any], item)
-                        if isinstance(pair.get("key"), str):
-                            attrs[pair["key"]] = _otlp_value(pair.get("value"))
-                if S.TOOL_ARGUMENTS_SHAPE_ID in attrs or S.TOOL_RESULT_SHAPE_ID in attrs:
-                    corpus.add(attrs, _trace_id(span.get("traceId")))
+                given: Iterable[Any] = span.get("attributes") or ()
+                pairs: list[dict[str, Any]] = [a for a in given if type(a) is dict]
+                if not any(a.get("key") in _SHAPE_IDS for a in pairs):
+                    continue  # most spans: no shape (a client span, another method)
+                attrs: dict[str, Any] = {
+                    a["key"]: _otlp_value(a.get("value")) for a in pairs if isinstance(a.get("key"), str)
+                }
+                trace_id = _trace_id(span.get("traceId"))
+                seen = (trace_id, span.get("spanId"))
+                if seen in corpus.seen:
+                    continue  # the same trace again (two tools in one trace, or overlapping files)
+                corpus.seen.add(seen)
+                corpus.add(attrs, trace_id)
 
 
 def _documents(text: str) -> Iterator[Any]:
