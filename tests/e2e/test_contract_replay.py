@@ -32,6 +32,10 @@ HERE = Path(__file__).parent
 TESTS = HERE.parent
 ROUNDS = 3
 CALLS = 5 * ROUNDS  # 3 calls per round from release 1.0.0, 2 from 2.0.0
+SAMPLED_SPANS = 11
+"""Server spans carrying a definition, counted per client release: release 1.0.0's calls 1-6 (its 3
+shapes at counts 1 and 2) and 8 (the result shape at 8); release 2.0.0's calls 1-4 (its 2 shapes at
+counts 1 and 2): 7 + 4."""
 SERVICE = "corpus-stock"
 CLIENTS = "corpus-host"
 WANTED = {
@@ -95,36 +99,43 @@ def everything(jaeger_url: str, service: str) -> bytes:
     return body
 
 
+def run_workload(tmp_path: Path, jaeger_url: str, otlp: str, sampled: bool = False) -> None:
+    """The server release and both client releases, until every call has reached Jaeger (or, tail-sampled,
+    until the shapes' spans have: the rest are dropped)."""
+    port = free_port()
+    with (tmp_path / "server.log").open("wb") as log:
+        server = start(
+            [sys.executable, str(HERE / "serve_corpus.py"), str(port)],
+            env=otel_env(otlp, SERVICE),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for_port(port, server, "the corpus server", timeout=60)
+        clients = subprocess.run(
+            [sys.executable, str(HERE / "corpus_clients.py"), f"http://127.0.0.1:{port}/mcp", str(ROUNDS)],
+            env=otel_env(otlp, CLIENTS),
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert clients.returncode == 0, clients.stderr[-3000:]
+        wanted = SAMPLED_SPANS if sampled else CALLS
+        deadline = time.monotonic() + 90
+        while recorded_calls(jaeger_url) < wanted:
+            assert server.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, f"{recorded_calls(jaeger_url)} of {wanted} calls reached Jaeger"
+            time.sleep(0.5)
+    finally:
+        stop(server, 15)
+
+
 def test_replay_from_jaeger_and_from_the_collector_file_names_what_would_fail(tmp_path, record_property):
     otlp_file = tmp_path / "traces.jsonl"
     ports = {k: free_port() for k in ("otlp_http", "otlp_grpc", "query", "query_grpc", "health")}
     otlp = f"http://127.0.0.1:{ports['otlp_http']}/v1/traces"
     with jaeger(tmp_path, ports) as backend:
-        port = free_port()
-        with (tmp_path / "server.log").open("wb") as log:
-            server = start(
-                [sys.executable, str(HERE / "serve_corpus.py"), str(port)],
-                env=otel_env(otlp, SERVICE),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        try:
-            wait_for_port(port, server, "the corpus server", timeout=60)
-            clients = subprocess.run(
-                [sys.executable, str(HERE / "corpus_clients.py"), f"http://127.0.0.1:{port}/mcp", str(ROUNDS)],
-                env=otel_env(otlp, CLIENTS),
-                capture_output=True,
-                text=True,
-                timeout=180,
-            )
-            assert clients.returncode == 0, clients.stderr[-3000:]
-            deadline = time.monotonic() + 90
-            while recorded_calls(backend.url) < CALLS:
-                assert server.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
-                assert time.monotonic() < deadline, f"{recorded_calls(backend.url)} of {CALLS} calls reached Jaeger"
-                time.sleep(0.5)
-        finally:
-            stop(server, 15)
+        run_workload(tmp_path, backend.url, otlp)
 
         counts = expected(ROUNDS)
         timings: dict[str, float] = {}
@@ -168,3 +179,25 @@ def test_replay_from_jaeger_and_from_the_collector_file_names_what_would_fail(tm
     summary["replay_itself:closed"] = float(re.findall(r" in (\d+\.\d+)s: ", done.stdout)[0])
     record_property("replay_seconds", json.dumps(summary))
     print(f"\nreplay wall time (s, whole command incl. interpreter start): {json.dumps(summary)}", file=sys.stderr)
+
+
+def test_under_tail_sampling_every_distinct_shape_survives(tmp_path):
+    """deploy/tail-sampling.yaml keeping none of the ordinary traces (0%): the spans carrying a definition
+    are kept by its `tool-call-shapes` policy, so every shape is replayed, its count a lower bound."""
+    ports = {k: free_port() for k in ("otlp_http", "otlp_grpc", "query", "query_grpc", "health")}
+    otlp = f"http://127.0.0.1:{ports['otlp_http']}/v1/traces"
+    tail = {"MCPOBS_TAIL_KEEP_PERCENT": "0", "MCPOBS_TAIL_SLOW_MS": "60000", "MCPOBS_TAIL_DECISION_WAIT": "2s"}
+    with jaeger(tmp_path, ports, layers=("tail-sampling.yaml",), env=tail) as backend:
+        run_workload(tmp_path, backend.url, otlp, sampled=True)
+        time.sleep(3)  # a decision wait more: nothing else arrives
+        kept = recorded_calls(backend.url)
+        assert kept < CALLS, f"tail sampling kept all {kept} calls: the test proves nothing"
+        source = ("--jaeger", backend.url, "--service", SERVICE, "--since", "1h", "--corpus", str(tmp_path / "c.json"))
+        ok, _ = replay("corpus_release:compatible", *source)
+        assert ok.returncode == 0, ok.stdout + ok.stderr
+        assert "replayed 5 argument shapes" in ok.stdout, ok.stdout  # every distinct shape
+        corpus = json.loads((tmp_path / "c.json").read_text())
+        assert all(s["definition"] is not None for s in corpus["shapes"])
+        for candidate in WANTED:
+            done, _ = replay(f"corpus_release:{candidate}", *source)
+            assert done.returncode == 1 and "1 would fail" in done.stdout, done.stdout + done.stderr
