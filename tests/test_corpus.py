@@ -336,3 +336,32 @@ async def test_a_span_read_twice_is_counted_once(telemetry, tmp_path):
     otlp.write_text(line + line)  # overlapping exports, or one trace found by two searches
     corpus = contract_replay.from_file(str(otlp))
     assert sum(s.calls for s in corpus.shapes.values() if s.direction == "input") == 3
+
+
+def test_replay_arguments_a_user_can_get_wrong_say_what_to_do():
+    from datetime import timedelta
+
+    from mcpobs._cli import CommandError
+    from mcpobs._cli.contract_replay import main_replay, parse_since
+
+    assert parse_since("90m") == timedelta(minutes=90) and parse_since("7d") == timedelta(days=7)
+    common = {"since": "24h", "limit": 10, "corpus_out": None}
+    with pytest.raises(CommandError, match="give a duration such as 30m"):
+        main_replay("x.json", jaeger="http://j", service="s", source=None, **{**common, "since": "a week"})
+    with pytest.raises(CommandError, match="--jaeger needs --service NAME"):
+        main_replay("x.json", jaeger="http://j", service=None, source=None, **common)
+    with pytest.raises(CommandError, match="--jaeger URL --service NAME, or --from FILE"):
+        main_replay("x.json", jaeger="http://j", service="s", source="f.json", **common)
+
+
+async def test_a_definition_longer_than_max_attribute_length_is_left_out_not_cut():
+    telemetry = capture(record_shapes=True, max_attribute_length=40)
+    try:
+        await drive(corpus_release.release(), "1.0.0", [{"sku": "a"}, {"sku": "a", "unit": "box"}])
+    finally:
+        mcpobs.uninstrument()
+    short, long = tool_spans(telemetry)
+    assert short.attributes[S.TOOL_ARGUMENTS_SHAPE_DEFINITION] == '{"{}":{"sku":"string"}}'
+    assert S.TOOL_ARGUMENTS_SHAPE_DEFINITION not in long.attributes  # '{"{}":{"sku":"string","unit":{"=":"box"}}}'
+    assert long.attributes[S.TOOL_ARGUMENTS_SHAPE_COUNT] == 1 and S.TOOL_ARGUMENTS_SHAPE_ID in long.attributes
+    assert S.TOOL_SCHEMA_DEFINITION not in short.attributes

@@ -74,6 +74,7 @@ class Corpus:
         if free_keys and settings.redact is not None and arguments is not None:
             arguments = settings.redact(arguments)
         book = self.book
+        limit = settings.max_attribute_length
         attrs: dict[str, Any] = {}
         full = False
         if arguments is not None:
@@ -81,7 +82,8 @@ class Corpus:
             entry, report = book.note((name, fingerprint, "input", *client), found, now, recording)
             attrs[S.TOOL_ARGUMENTS_SHAPE_ID] = entry.id
             if report:
-                attrs[S.TOOL_ARGUMENTS_SHAPE_DEFINITION] = entry.definition
+                if len(entry.definition) <= limit:  # a cut definition is no use: left out (max_attribute_length)
+                    attrs[S.TOOL_ARGUMENTS_SHAPE_DEFINITION] = entry.definition
                 attrs[S.TOOL_ARGUMENTS_SHAPE_COUNT] = entry.count
                 full = True
         structured = _structured(result)
@@ -92,7 +94,8 @@ class Corpus:
             entry, report = book.note((name, fingerprint, "output", *client), found, now, recording)
             attrs[S.TOOL_RESULT_SHAPE_ID] = entry.id
             if report:
-                attrs[S.TOOL_RESULT_SHAPE_DEFINITION] = entry.definition
+                if len(entry.definition) <= limit:
+                    attrs[S.TOOL_RESULT_SHAPE_DEFINITION] = entry.definition
                 attrs[S.TOOL_RESULT_SHAPE_COUNT] = entry.count
                 full = True
         if not recording:
@@ -103,7 +106,8 @@ class Corpus:
                 attrs[S.TOOL_SHAPES_EVICTED] = book.evicted
             if compiled.reported_at is None or now >= compiled.reported_at + _shapes.REPORT_INTERVAL:
                 compiled.reported_at = now
-                attrs[S.TOOL_SCHEMA_DEFINITION] = compiled.definition
+                if len(compiled.definition) <= limit:
+                    attrs[S.TOOL_SCHEMA_DEFINITION] = compiled.definition
         return attrs
 
 
