@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import corpus_release
 import pytest
 from corpus_release import SECRET_PREFIX, calls
@@ -266,19 +270,32 @@ async def test_replay_from_an_otlp_json_file_gives_the_verdicts_and_exit_statuse
     otlp = tmp_path / "traces.json"
     otlp.write_text(json.dumps(MessageToDict(request)) + "\n")  # one ExportTraceServiceRequest per line
 
-    def replay(*args: str) -> subprocess.CompletedProcess[str]:
-        env_path = f"{HERE}"
-        return subprocess.run(
-            [sys.executable, "-m", "mcpobs", "contract", "replay", *args],
-            capture_output=True,
-            text=True,
-            cwd=HERE,
-            env={**__import__("os").environ, "PYTHONPATH": env_path},
-            timeout=120,
-        )
+    async def replay(*args: str) -> subprocess.CompletedProcess[str]:
+        """The command line in this process (in a thread: it runs its own event loop); the first run, and
+        the one whose exit status the shell sees, in a real subprocess."""
+        argv = ["contract", "replay", *args]
+        if args[0] == "corpus_release:compatible" and args[-1].endswith("traces.json"):
+            return subprocess.run(
+                [sys.executable, "-m", "mcpobs", *argv],
+                capture_output=True,
+                text=True,
+                cwd=HERE,
+                env={**os.environ, "PYTHONPATH": str(HERE)},
+                timeout=120,
+            )
+        out, err = io.StringIO(), io.StringIO()
+
+        def run() -> int:
+            from mcpobs.__main__ import main
+
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                return main(argv)
+
+        status = await anyio.to_thread.run_sync(run)
+        return subprocess.CompletedProcess(argv, status, out.getvalue(), err.getvalue())
 
     expected = corpus_release.expected(2)
-    ok = replay("corpus_release:compatible", "--from", str(otlp))
+    ok = await replay("corpus_release:compatible", "--from", str(otlp))
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "0 would fail" in ok.stdout
     wanted = {
@@ -287,19 +304,19 @@ async def test_replay_from_an_otlp_json_file_gives_the_verdicts_and_exit_statuse
         "closed": f"fail: check_stock: note: callers send it; the candidate forbids additional properties ({expected['closed']} calls;",
     }
     for candidate, line in wanted.items():
-        done = replay(f"corpus_release:{candidate}", "--from", str(otlp))
+        done = await replay(f"corpus_release:{candidate}", "--from", str(otlp))
         assert done.returncode == 1, done.stdout + done.stderr
         assert line in done.stdout, done.stdout
         assert "1 would fail" in done.stdout
-    closed = replay("corpus_release:closed", "--from", str(otlp)).stdout
+    closed = (await replay("corpus_release:closed", "--from", str(otlp))).stdout
     assert "clients support-host/2.0.0; e.g. trace " in closed  # only the new release sends `note`
-    missing = replay("corpus_release:compatible", "--from", str(tmp_path / "nope.json"))
+    missing = await replay("corpus_release:compatible", "--from", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
     empty = tmp_path / "empty.json"
     empty.write_text("")
-    nothing = replay("corpus_release:compatible", "--from", str(empty))
+    nothing = await replay("corpus_release:compatible", "--from", str(empty))
     assert nothing.returncode == 2 and "no recorded tool-call shapes" in nothing.stderr
-    neither = replay("corpus_release:compatible")
+    neither = await replay("corpus_release:compatible")
     assert neither.returncode == 2 and "--jaeger URL --service NAME, or --from FILE" in neither.stderr
 
 
