@@ -49,6 +49,7 @@ CONFIGS = (
     "mcpobs-server",
     "floor-server",
     "mcpobs",
+    "mcpobs-shapes",
     "floor-full",
     "floor-payload",
     "mcpobs-sampled",
@@ -69,6 +70,7 @@ WHAT = {
     "mcpobs-server": "`instrument(clients=False)`: mcpobs's server span, classification and metrics",
     "floor-server": "floor of mcpobs-server: the SDK's spans + one server duration record per call",
     "mcpobs": "`instrument()`: server and client spans and metrics",
+    "mcpobs-shapes": "`instrument(record_shapes=True)`: mcpobs with the tool-call corpus (its price beside `mcpobs`)",
     "floor-full": "floor of mcpobs: the SDK's spans (+ a bare CLIENT span in mode auto) + server and client duration records",
     "floor-payload": "floor-full + every attribute mcpobs's two spans carry beyond the floor's own, added by a span "
     "processor in one batch per span: mcpobs's payload priced in, none of its code",
@@ -96,6 +98,18 @@ FLOORS = ("floor-server", "floor-full", "floor-payload", "floor-sampled", "histo
 WARM = 50
 _UNDER_CALLGRIND = "MCPOBS_BENCH_UNDER_CALLGRIND"
 _PAYLOAD = "MCPOBS_BENCH_PAYLOAD"
+_FIELDS = "MCPOBS_BENCH_FIELDS"
+"""With `--fields N`: the tool takes one object of N string fields, and every call sends all N."""
+
+
+def _arguments() -> dict[str, object]:
+    fields = int(os.environ.get(_FIELDS) or 0)
+    if not fields:
+        return {"text": "hi"}
+    return {"item": {f"field_{n}": f"value {n}" for n in range(fields)}}
+
+
+ARGUMENTS = _arguments()
 """The attributes of mcpobs's `tools/call echo` spans by kind (JSON), for `floor-payload`."""
 SEED = 20261201
 """Trace ids come from `random`: seeded, the 1% configurations sample the same calls in every run."""
@@ -273,18 +287,18 @@ class _ClientFloor:
 
     async def call(self, client, name: str) -> None:
         if self.histogram is None:
-            await client.call_tool(name, {"text": "hi"})
+            await client.call_tool(name, ARGUMENTS)
             return
         if self.tracer is None:
             start = time.perf_counter()
-            await client.call_tool(name, {"text": "hi"})
+            await client.call_tool(name, ARGUMENTS)
             self.histogram.record(time.perf_counter() - start, self.labels)
             return
         from opentelemetry.trace import SpanKind
 
         with self.tracer.start_as_current_span("tools/call echo", kind=SpanKind.CLIENT, attributes=self.attributes):
             start = time.perf_counter()
-            await client.call_tool(name, {"text": "hi"})
+            await client.call_tool(name, ARGUMENTS)
             self.histogram.record(time.perf_counter() - start, self.labels)
 
 
@@ -343,6 +357,19 @@ def _server(config: str, mode: str, meter_provider):
     floor = [_ServerDuration(meter_provider, mode)] if config in FLOORS else []
     server = MCPServer("bench", version="1.0.0", middleware=floor)  # a release, as a deployed server states
 
+    fields = int(os.environ.get(_FIELDS) or 0)
+    if fields:
+        from pydantic import create_model
+
+        wide = create_model("Wide", **{f"field_{n}": (str, ...) for n in range(fields)})  # type: ignore[call-overload]
+
+        def echo_wide(item) -> str:
+            return "ok"
+
+        echo_wide.__annotations__ = {"item": wide, "return": str}
+        server.add_tool(echo_wide, name="echo")
+        return server
+
     @server.tool()
     def echo(text: str) -> str:
         return text
@@ -362,7 +389,10 @@ async def _run(config: str, mode: str, calls: int, hostile: bool, describe: bool
         import mcpobs
 
         mcpobs.instrument(
-            tracer_provider=tracer_provider, meter_provider=meter_provider, clients=config != "mcpobs-server"
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            clients=config != "mcpobs-server",
+            record_shapes=config == "mcpobs-shapes",
         )
     elif config == "sentry":
         _sentry()
@@ -623,7 +653,11 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true", help="count instructions under valgrind")
     parser.add_argument("--describe", action="store_true", help="print what each configuration runs")
     parser.add_argument("--describe-spans", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--fields", type=int, help="the tool takes an object of this many fields (default: one string)")
     args = parser.parse_args()
+    if args.fields:
+        os.environ[_FIELDS] = str(args.fields)  # the workers inherit it
+        globals()["ARGUMENTS"] = _arguments()
     if args.worker:
         worker(args)
         return

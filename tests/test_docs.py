@@ -33,10 +33,12 @@ def test_the_tail_sampling_config_is_regenerated_from_the_registry():
     fix = "run `python -m mcpobs tail-sampling > deploy/tail-sampling.yaml`"
     assert committed == render_tail_sampling(), f"deploy/tail-sampling.yaml is stale: {fix}"
     # what it keeps, read back from the file: the registry's key and every outcome but ok
-    (key,) = re.findall(r"key: (\S+)\n\s+values:", committed)
-    (values,) = re.findall(r"values: \[(.*)\]", committed)
+    (key, shapes) = re.findall(r"key: (\S+)\n\s+values:", committed)
+    (values, pattern) = re.findall(r"values: \[(.*)\]", committed)
     assert key == S.OUTCOME
     assert set(values.split(", ")) == {o.value for o in S.Outcome} - {S.Outcome.OK.value} == set(KEPT_OUTCOMES)
+    # and every span carrying a tool-call shape's definition (the corpus `contract replay` reads)
+    assert (shapes, pattern) == (S.TOOL_SHAPE_RECORDER, '".+"')
 
 
 def test_no_name_is_spelled_outside_the_registry():

@@ -1,5 +1,5 @@
 """`python -m mcpobs` (or `mcpobs`): the command line (`demo`, `jaeger-url`, `reference`, `conventions`,
-`tail-sampling`, `canary-rules`, `contract snapshot|diff`).
+`tail-sampling`, `canary-rules`, `contract snapshot|diff|replay`).
 
 A mistake on the command line (a bad module, a dead URL, a missing file, no service name)
 is one line on stderr and exit status 2; a traceback means a bug in mcpobs.
@@ -47,7 +47,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "calls or error ratio exceed the best live release's by the margin, naming the release.",
     ),
     "contract": (
-        "snapshot a server's tools, or diff two snapshots",
+        "snapshot a server's tools, diff two snapshots, or replay live calls against a release",
         "What a release changes in the tools clients depend on: snapshot a server's tools as JSON, then diff two "
         "snapshots to classify each change as breaking, additive or safe.",
     ),
@@ -106,7 +106,28 @@ def _parser() -> argparse.ArgumentParser:
         compare.add_argument(
             which, help=f"the {which} snapshot file, or a server (module:attribute or URL) to snapshot now"
         )
+    _replay_parser(actions)
     return parser
+
+
+def _replay_parser(actions: Any) -> None:
+    replay = actions.add_parser(
+        "replay",
+        help="replay the tool calls clients made against a candidate release; exit status 1 when any would fail",
+        description="Rebuilds the tool-call corpus (argument and result shapes, no values) from the spans "
+        "instrumented servers recorded, in Jaeger or an OTLP JSON file, and checks each shape against the "
+        "candidate's schemas. One line per (tool, field, reason) with its calls, client versions and an example "
+        "trace. Exit status 1 when a call would fail, 2 when an argument or the trace store cannot be used.",
+    )
+    replay.add_argument("candidate", help="a snapshot file, or a server (module:attribute or URL) to snapshot now")
+    replay.add_argument("--jaeger", default=None, help="Jaeger's query address, e.g. http://127.0.0.1:16686")
+    replay.add_argument("--service", default=None, help="the servers' service.name (with --jaeger)")
+    replay.add_argument("--since", default="24h", help="how far back, e.g. 30m, 6h, 7d (default 24h)")
+    replay.add_argument(
+        "--from", dest="source", default=None, help="an OTLP JSON file (a collector's file exporter's) instead"
+    )
+    replay.add_argument("--limit", type=int, default=2000, help="traces read per tool from Jaeger (default 2000)")
+    replay.add_argument("--corpus", default=None, help="also write the rebuilt corpus to this file, as JSON")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,6 +181,20 @@ def _run(args: Any) -> int:
     from mcpobs._cli import contract_diff as _contract_diff
 
     sys.path.insert(0, "")  # module:attribute is looked up from the current directory too
+    if args.action == "replay":
+        from mcpobs._cli.contract_replay import main_replay
+
+        text, status = main_replay(
+            args.candidate,
+            jaeger=args.jaeger,
+            service=args.service,
+            since=args.since,
+            source=args.source,
+            limit=args.limit,
+            corpus_out=args.corpus,
+        )
+        print(text)
+        return status
     if args.action == "snapshot":
         print(_contract_diff.main_snapshot(args.target))
         return 0

@@ -94,6 +94,8 @@ __all__ = [
     "MAX_REASON_LENGTH",
     "MAX_RELEASES",
     "MAX_RELEASE_LENGTH",
+    "MAX_SHAPES",
+    "MAX_SHAPES_PER_TOOL",
     "MAX_STATUS_DESCRIPTION",
     "MCP_METHOD_NAME",
     "MCP_PROTOCOL_VERSION",
@@ -142,6 +144,7 @@ __all__ = [
     "SESSION_NEGOTIATED_VERSION",
     "SESSION_OFFERED",
     "SESSION_REQUESTED_VERSION",
+    "SHAPE_REPORT_INTERVAL",
     "SPAN_KIND",
     "SPAN_NAME",
     "SPAN_STATUS",
@@ -153,10 +156,19 @@ __all__ = [
     "SUBSCRIPTION_ID",
     "SUBSCRIPTION_STREAMS",
     "TIMEOUT",
+    "TOOL_ARGUMENTS_SHAPE_COUNT",
+    "TOOL_ARGUMENTS_SHAPE_DEFINITION",
+    "TOOL_ARGUMENTS_SHAPE_ID",
     "TOOL_CONTRACT_FINGERPRINT",
     "TOOL_ERROR",
+    "TOOL_RESULT_SHAPE_COUNT",
+    "TOOL_RESULT_SHAPE_DEFINITION",
+    "TOOL_RESULT_SHAPE_ID",
+    "TOOL_SCHEMA_DEFINITION",
     "TOOL_SCHEMA_FINGERPRINT",
     "TOOL_SCHEMA_STALE",
+    "TOOL_SHAPES_EVICTED",
+    "TOOL_SHAPE_RECORDER",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "USER_ID",
     "AttributeSpec",
@@ -417,6 +429,64 @@ TOOL_CONTRACT_FINGERPRINT: Final = _attr(
 TOOL_SCHEMA_STALE: Final = _attr(
     "mcpobs.tool.schema_stale", "The client called with a schema other than the one served now.", _M, _REQ
 )
+_SHAPES = "server tools/call spans"
+TOOL_ARGUMENTS_SHAPE_ID: Final = _attr(
+    "mcpobs.tool.arguments_shape.id",
+    "Hash of the canonical, value-free shape of the call's arguments (docs/contract.md, the corpus).",
+    _M,
+    _SHAPES,
+)
+TOOL_ARGUMENTS_SHAPE_DEFINITION: Final = _attr(
+    "mcpobs.tool.arguments_shape.definition",
+    "The arguments' canonical shape as JSON: keys, JSON types, enum members; never a free value.",
+    _M,
+    "server tools/call spans, the first time a shape is seen and when its count is reported",
+)
+TOOL_ARGUMENTS_SHAPE_COUNT: Final = _attr(
+    "mcpobs.tool.arguments_shape.count",
+    "Calls of this arguments shape (tool, schema, client) this process has served, with the definition.",
+    _M,
+    "server tools/call spans carrying a definition",
+)
+TOOL_RESULT_SHAPE_ID: Final = _attr(
+    "mcpobs.tool.result_shape.id", "Hash of the canonical shape of the structured result.", _M, _SHAPES
+)
+TOOL_RESULT_SHAPE_DEFINITION: Final = _attr(
+    "mcpobs.tool.result_shape.definition",
+    "The structured result's canonical shape as JSON; never a free value.",
+    _M,
+    "server tools/call spans, the first time a shape is seen and when its count is reported",
+)
+TOOL_RESULT_SHAPE_COUNT: Final = _attr(
+    "mcpobs.tool.result_shape.count",
+    "Calls with this result shape this process has served, with the definition.",
+    _M,
+    "server tools/call spans carrying a definition",
+)
+TOOL_SHAPE_RECORDER: Final = _attr(
+    "mcpobs.tool.shape_recorder",
+    "A random id per server per process: present exactly when a shape definition is (tail sampling keeps it).",
+    _M,
+    "server tools/call spans carrying a definition",
+)
+TOOL_SHAPES_EVICTED: Final = _attr(
+    "mcpobs.tool.shapes_evicted",
+    "Shapes this process dropped to stay within its bounds, so far (absent while none).",
+    _M,
+    "server tools/call spans carrying a definition",
+)
+TOOL_SCHEMA_DEFINITION: Final = _attr(
+    "mcpobs.tool.schema_definition",
+    "The tool's input and output schemas as the canonical JSON the schema fingerprint hashes.",
+    _M,
+    "server tools/call spans carrying a definition, once per schema per process and interval",
+)
+MAX_SHAPES: Final = 2048
+"""Distinct recorded shapes per server per process (tool, schema, client, direction, shape); the oldest is evicted."""
+MAX_SHAPES_PER_TOOL: Final = 128
+"""Distinct recorded shapes per tool per server per process; the tool's oldest is evicted."""
+SHAPE_REPORT_INTERVAL: Final = 300.0
+"""Seconds after which a shape's running count rides on a span again, whatever the count."""
 CATALOG_FINGERPRINT: Final = _attr("mcpobs.catalog.fingerprint", "Hash of a whole tools/list.", _M, _REQ)
 CATALOG_TOOLS: Final = _attr("mcpobs.catalog.tools", "Tools in a tools/list result.", _M, _REQ)
 CATALOG_TTL_MS: Final = _attr("mcpobs.catalog.ttl_ms", "The cache hint the server sent.", _M, _REQ)

@@ -2,8 +2,9 @@
 
 Head sampling decides before a call has run, so at 1% it drops 99% of the failures too. Tail
 sampling decides once a trace's spans have arrived: the collector holds them for
-`decision_wait` and keeps the trace when any span failed, or it was slow, or it falls in the
-fraction kept of the rest. The attribute and its values come from `mcpobs.semconv`, so the
+`decision_wait` and keeps the trace when any span failed, or it was slow, or it carries a
+tool-call shape's definition (the corpus `contract replay` reads: one span per distinct shape
+per process, and again as its count doubles), or it falls in the fraction kept of the rest. The attribute and its values come from `mcpobs.semconv`, so the
 policy can never name an outcome the code does not emit. `python -m mcpobs tail-sampling >
 deploy/tail-sampling.yaml` regenerates it; a test fails when the committed file differs.
 """
@@ -23,8 +24,9 @@ DEFAULT_DECISION_WAIT = "10s"
 def render() -> str:
     outcomes = ", ".join(o.value for o in KEPT_OUTCOMES)
     return f"""\
-# Tail sampling for mcpobs: keep every trace in which a call failed or was slow, and a fraction
-# of the rest. Generated from src/mcpobs/semconv.py by `python -m mcpobs tail-sampling`; do not
+# Tail sampling for mcpobs: keep every trace in which a call failed or was slow, every trace that
+# carries a tool-call shape's definition (so `mcpobs contract replay` sees every distinct shape),
+# and a fraction of the rest. Generated from src/mcpobs/semconv.py by `python -m mcpobs tail-sampling`; do not
 # edit by hand.
 #
 # Layered over deploy/jaeger.yaml (the collector merges --config files in order, this one last):
@@ -68,6 +70,12 @@ processors:
         boolean_attribute:
           key: {S.TOOL_SCHEMA_STALE}
           value: true
+      - name: tool-call-shapes  # a call carrying a shape the process saw first (or its count): the corpus
+        type: string_attribute
+        string_attribute:
+          key: {S.TOOL_SHAPE_RECORDER}
+          values: [".+"]
+          enabled_regex_matching: true
       - name: slow
         type: latency
         latency:

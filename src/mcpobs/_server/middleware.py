@@ -39,6 +39,7 @@ from mcpobs._server import rounds as _rounds
 from mcpobs._server import sessions as _sessions
 from mcpobs._server import state as _state
 from mcpobs._server import transport as _transport
+from mcpobs._server.corpus import Corpus
 
 
 class _Call:
@@ -87,6 +88,7 @@ class ServerMiddleware:
             k: v for k, v in _identity.server_attributes(server, telemetry).items() if constant.get(k) != v
         }
         self.fingerprints = FingerprintCache()
+        self.corpus = Corpus(telemetry.settings) if telemetry.settings.record_shapes else None
         self._labels = LabelSets(
             S.SERVER_REQUESTS, errors_only=True, constant=constant, duration=S.SERVER_OPERATION_DURATION
         )
@@ -257,6 +259,13 @@ class ServerMiddleware:
             report("server classification", err)
             end_once(call.span)
             return
+        if self.corpus is not None and call.method == "tools/call" and call.names_target is not None:
+            try:
+                shapes = self._shapes(call, ctx, result)
+                if shapes:
+                    attrs = {**attrs, **shapes} if attrs else shapes
+            except Exception as err:
+                report("tool call shapes", err)
         try:
             self._end_span(call, ctx, cls, exc, attrs)
         except Exception as err:
@@ -296,6 +305,23 @@ class ServerMiddleware:
             if stale:
                 self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: tool_name, **self._labels.constant})
         return attrs
+
+    def _shapes(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
+        """Count the shapes of this call's arguments and result; what its span carries of them."""
+        tool = self.names.tool_object(call.names_target)  # type: ignore[arg-type]
+        if tool is None or self.corpus is None:
+            return None
+        schema, _ = self.fingerprints.of(tool)
+        return self.corpus.record(
+            call.names_target,  # type: ignore[arg-type]
+            tool,
+            schema,
+            ctx.session,
+            ctx.params,
+            result,
+            call.start,
+            call.span.is_recording(),
+        )
 
     # What a successful reply adds to the span, by method.
 
