@@ -58,6 +58,25 @@ def prometheus_binary() -> Path:
     return prometheus
 
 
+COLLECTOR = "mcpobs-otelcol"
+"""The routing collector scripts/build-backends builds from deploy/collector/builder.yaml."""
+
+
+def collector_binary() -> Path:
+    """The routing collector; skips (fails under CI=true) when it is missing."""
+    collector = BIN / COLLECTOR
+    if not os.access(collector, os.X_OK):
+        message = (
+            f"{COLLECTOR} not found in {BIN}: run scripts/build-backends (needs Go; builds the OpenTelemetry "
+            "Collector of deploy/collector/builder.yaml from the Go module proxy), or set MCPOBS_BACKENDS_BIN "
+            "to a directory holding it."
+        )
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return collector
+
+
 def get(url: str, params: dict[str, Any] | None = None, timeout: float = 10) -> tuple[int, bytes]:
     """GET a loopback URL; (status, body), with connection failures as status 0."""
     if params:
