@@ -22,6 +22,8 @@ class OtlpReceiver:
     def __init__(self, port: int = 0) -> None:
         self.spans = 0
         self.metric_names: set[str] = set()
+        self.bodies: list[bytes] = []
+        """Every export's body as received (the bytes a backend would store)."""
         self.lock = threading.Lock()
         receiver = self
 
@@ -47,6 +49,8 @@ class OtlpReceiver:
         self.traces_url = f"http://127.0.0.1:{self.port}/v1/traces"
 
     def _received(self, path: str, body: bytes) -> None:
+        with self.lock:
+            self.bodies.append(body)
         if path.endswith("/v1/traces"):
             traces = ExportTraceServiceRequest()
             traces.ParseFromString(body)
