@@ -333,7 +333,13 @@ _NET = "spans and duration metrics"
 
 MCP_METHOD_NAME: Final = _attr(_mcp.MCP_METHOD_NAME, "The JSON-RPC method; `_OTHER` when unknown.", _C, _REQ_METRICS)
 MCP_PROTOCOL_VERSION: Final = _attr(_mcp.MCP_PROTOCOL_VERSION, "The MCP revision of the request.", _C, _NET)
-MCP_RESOURCE_URI: Final = _attr(_mcp.MCP_RESOURCE_URI, "A resource URI; never in a name or a label.", _C, _REQ)
+MCP_RESOURCE_URI: Final = _attr(
+    _mcp.MCP_RESOURCE_URI,
+    "A resource URI, its userinfo, query values and fragment `REDACTED` unless raw_resource_uris; never in a "
+    "name or a label.",
+    _C,
+    _REQ,
+)
 MCP_SESSION_ID: Final = _attr(
     _mcp.MCP_SESSION_ID,
     "The transport's session id (legacy Streamable HTTP), or its keyed hash; never a label.",
