@@ -393,7 +393,9 @@ OUTCOME: Final = _attr("mcpobs.outcome", "How the request ended: one of `Outcome
 FAILURE_BOUNDARY: Final = _attr(
     "mcpobs.failure.boundary", "Where a request that was not ok stopped: one of `Boundary`.", _M, _REQ
 )
-CANCEL_REASON: Final = _attr("mcpobs.cancel.reason", "The peer's reason for cancelling, bounded.", _M, _REQ)
+CANCEL_REASON: Final = _attr(
+    "mcpobs.cancel.reason", "The peer's reason for cancelling, bounded; only with record_error_messages.", _M, _REQ
+)
 MRTR_ROUND: Final = _attr(
     "mcpobs.mrtr.round", "Round of a multi-round-trip request: 1 first, 2 first retry, ...", _M, _REQ
 )

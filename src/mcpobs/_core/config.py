@@ -53,8 +53,9 @@ class Settings:
     client_request_hook: Hook | None = None
     client_response_hook: Hook | None = None
     record_error_messages: bool = False
-    """Record exception messages, JSON-RPC error messages and status descriptions from them (through
-    `redact`); off, an error is recorded by its type, code, boundary and traceback frames only."""
+    """Record exception messages, JSON-RPC error messages, status descriptions from them and a peer's
+    cancellation reason (through `redact`); off, an error is recorded by its type, code, boundary and
+    traceback frames only."""
     raw_resource_uris: bool = False
     """Record `mcp.resource.uri` as sent (through `redact`); off, its userinfo, query values and fragment are
     `REDACTED`."""

@@ -10,6 +10,7 @@ card number, a token or an email address. Each goes through `Privacy` here, nowh
   the code, the boundary and the traceback's frames (code locations) are always kept;
 - resource URIs lose their userinfo and every query value (and fragment) unless
   `raw_resource_uris=True` (OpenTelemetry's rule for `url.full`, applied to every query key);
+- a peer's cancellation reason is an error text like the others (opt-in);
 - progress messages are content, recorded unless `record_progress_messages=False`;
 - whatever is recorded passes the user's `redact` first (a `str` in, what may be recorded out;
   None or a raise records nothing), then `text.clean` (bounded, valid UTF-8).

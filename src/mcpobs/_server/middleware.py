@@ -241,7 +241,8 @@ class ServerMiddleware:
                     exc, call.method, _initialized(ctx), self._mistake(call, ctx.params), in_handler
                 )
                 if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
-                    recorded = self.telemetry.privacy.text(reason, S.MAX_REASON_LENGTH)
+                    # the peer's text: an error message like any other (opt-in, through `redact`)
+                    recorded = self.telemetry.privacy.message(reason, S.MAX_REASON_LENGTH)
                     attrs = {S.CANCEL_REASON: recorded} if recorded else None
                 elif call.method == "prompts/get" and cls.rpc_code is None and cls.outcome is S.Outcome.SERVER_ERROR:
                     # MCPServer wraps what a prompt raised in a ValueError: its class says
