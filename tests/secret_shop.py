@@ -215,6 +215,7 @@ async def drive(client: Any, fastmcp: bool) -> None:
         lambda: client.call_tool("report", {}),
         lambda: client.read_resource("vault://v1"),
         lambda: client.read_resource(SECRET_URI),
+        lambda: client.subscribe_resource(SECRET_URI),
         lambda: client.get_prompt("greet", {"name": "n"}),
     ]
     if not fastmcp:

@@ -10,7 +10,7 @@ The end-to-end sweep over every path, host and transport is `test_privacy_everyw
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import pytest
@@ -143,12 +143,17 @@ async def test_a_resource_uri_loses_its_userinfo_query_values_and_fragment(mode)
         async with Client(create_server(), mode=mode) as client:
             with pytest.raises(Exception):  # noqa: B017 - no such resource
                 await client.read_resource(SECRET_URI)
+            with suppress(Exception):  # refused or not, its span records the URI
+                await client.subscribe_resource(SECRET_URI)
         for path in ("uri_userinfo", "uri_token", "uri_signature", "uri_fragment"):
             assert not anywhere(telemetry, token(path)), path
             assert not anywhere(telemetry, masked(path)), path
         reads = telemetry.spans_named("resources/read")
         assert {s.kind.name for s in reads} == {"CLIENT", "SERVER"}
         assert {s.attributes[S.MCP_RESOURCE_URI] for s in reads} == {REDACTED_URI}
+        with_uri = [s for s in telemetry.spans() if S.MCP_RESOURCE_URI in (s.attributes or {})]
+        assert any(s.attributes[S.MCP_METHOD_NAME] == "resources/subscribe" for s in with_uri)
+        assert {s.attributes[S.MCP_RESOURCE_URI] for s in with_uri} == {REDACTED_URI}
 
 
 async def test_raw_resource_uris_is_the_opt_in_and_redact_still_applies():
