@@ -57,6 +57,8 @@ class OtlpReceiver:
         self.metric_names: set[str] = set()
         self.received_spans: list[ReceivedSpan] = []
         self.points: list[Point] = []
+        self.bodies: list[bytes] = []
+        """Every export's body as received (the bytes a backend would store)."""
         self.lock = threading.Lock()
         receiver = self
 
@@ -82,6 +84,8 @@ class OtlpReceiver:
         self.traces_url = f"http://127.0.0.1:{self.port}/v1/traces"
 
     def _received(self, path: str, body: bytes) -> None:
+        with self.lock:
+            self.bodies.append(body)
         if path.endswith("/v1/traces"):
             traces = ExportTraceServiceRequest()
             traces.ParseFromString(body)

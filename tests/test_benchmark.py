@@ -42,3 +42,14 @@ def test_the_benchmark_runs_every_configuration_beside_its_floor():
     assert rows["fastmcp-mcpobs"][4] == "2.00"  # one SERVER and one CLIENT span, mcpobs's; FastMCP's suppressed
     assert rows["fastmcp-native"][4] == rows["fastmcp-floor"][4] == "3.00"  # FastMCP's two + the SDK's `MCP send`
     assert "Python 3." in done.stdout and "mcp 2." in done.stdout  # the machine and versions are named
+
+
+def test_the_privacy_step_benchmark_runs_each_text_beside_its_baseline():
+    script = SCRIPT.parent / "privacy_step.py"
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and not line.startswith("| text")]
+    assert len(rows) == 4, done.stdout
+    for row in rows:
+        ratio = row.strip("|").split("|")[-1].strip()
+        assert float(ratio) > 0, row

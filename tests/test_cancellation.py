@@ -9,7 +9,9 @@ from opentelemetry.trace import StatusCode
 from shop import create_server
 from transports import connected, eventually, read_spans, server_spans, stdio_params
 
+import mcpobs
 from mcpobs import semconv as S
+from mcpobs.testing import capture
 
 pytestmark = pytest.mark.anyio
 
@@ -37,21 +39,36 @@ async def test_cancelled_call_is_not_a_latency_sample(mcpobs_telemetry, transpor
         assert not (await client.call_tool("get_order_status", {"order_id": "O-1873"})).is_error
     (span,) = spans
     assert_cancelled(mcpobs_telemetry, span)
-    if transport in ("legacy", "http-legacy"):  # JSON-RPC carries the reason in notifications/cancelled
-        assert span.attributes[S.CANCEL_REASON] == "caller cancelled"
-    else:  # the direct dispatcher and 2026 HTTP (the client aborts the POST) give none
-        assert S.CANCEL_REASON not in span.attributes
+    # the peer's reason is its text: recorded only with record_error_messages (below)
+    assert S.CANCEL_REASON not in span.attributes
 
 
-async def test_timed_out_call_records_the_peers_reason(mcpobs_telemetry):
+@pytest.mark.parametrize("transport", ["legacy", "http-legacy"])
+async def test_the_peers_reason_is_recorded_when_error_messages_are_opted_in(transport):
+    telemetry = capture(record_error_messages=True)
+    try:
+        async with connected(transport, create_server()) as client:
+            with anyio.move_on_after(0.3):
+                await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
+            (span,) = await eventually(lambda: server_spans(telemetry, WAIT))
+    finally:
+        mcpobs.uninstrument()
+    # JSON-RPC carries the reason in notifications/cancelled (the direct dispatcher and 2026 HTTP give none)
+    assert span.attributes[S.CANCEL_REASON] == "caller cancelled"
+
+
+async def test_timed_out_call_records_the_peers_reason():
     from mcp.shared.exceptions import MCPError
 
-    server = create_server()
-    async with Client(server, mode="legacy", read_timeout_seconds=0.3) as client:
-        with pytest.raises(MCPError):
-            await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
-        (span,) = await eventually(lambda: server_spans(mcpobs_telemetry, WAIT))
-    assert_cancelled(mcpobs_telemetry, span)
+    telemetry = capture(record_error_messages=True)
+    try:
+        async with Client(create_server(), mode="legacy", read_timeout_seconds=0.3) as client:
+            with pytest.raises(MCPError):
+                await client.call_tool("wait_for_stock", {"sku": "KG-1031"})
+            (span,) = await eventually(lambda: server_spans(telemetry, WAIT))
+    finally:
+        mcpobs.uninstrument()
+    assert_cancelled(telemetry, span)
     assert span.attributes[S.CANCEL_REASON].startswith("timed out after 0.3")
     assert len(span.attributes[S.CANCEL_REASON]) <= S.MAX_REASON_LENGTH
 
@@ -72,5 +89,5 @@ async def test_cancelled_call_over_stdio(tmp_path, mode):
     assert span["attributes"][S.OUTCOME] == "cancelled"
     assert span["status"] == "UNSET"
     assert S.ERROR_TYPE not in span["attributes"]
-    assert span["attributes"][S.CANCEL_REASON] == "caller cancelled"
+    assert S.CANCEL_REASON not in span["attributes"]  # the peer's text: opt-in only
     assert span["attributes"][S.NETWORK_TRANSPORT] == "pipe"

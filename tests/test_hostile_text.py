@@ -35,6 +35,7 @@ from transports import serve_http
 import mcpobs
 from mcpobs import semconv as S
 from mcpobs._core.text import clean
+from mcpobs.testing import capture
 
 LIMIT = S.DEFAULT_MAX_ATTRIBUTE_LENGTH
 
@@ -133,7 +134,16 @@ def assert_clean(spans: list[Any]) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_hostile_strings_in_every_recorded_field_encode_with_the_real_otlp_encoder(mcpobs_telemetry, mode):
+async def test_hostile_strings_in_every_recorded_field_encode_with_the_real_otlp_encoder(mode):
+    # Error messages and raw URIs opted in: the hostile text then reaches every field that can hold it.
+    telemetry = capture(record_error_messages=True, raw_resource_uris=True)
+    try:
+        await _hostile_run(telemetry, mode)
+    finally:
+        mcpobs.uninstrument()
+
+
+async def _hostile_run(mcpobs_telemetry, mode):
     server = shop()
     for text in hostile_strings():
         info = Implementation(name=text or "x", version=text or "1")

@@ -67,6 +67,7 @@ __all__ = [
     "DURATION_BUCKETS",
     "ERROR_OUTCOMES",
     "ERROR_TYPE",
+    "EVENT_EXCEPTION",
     "EVENT_PROGRESS_CAP_REACHED",
     "EXECUTE_TOOL",
     "FAILURE_BOUNDARY",
@@ -94,6 +95,7 @@ __all__ = [
     "MAX_REASON_LENGTH",
     "MAX_RELEASES",
     "MAX_RELEASE_LENGTH",
+    "MAX_SERVER_PEERS",
     "MAX_SHAPES",
     "MAX_SHAPES_PER_TOOL",
     "MAX_STATUS_DESCRIPTION",
@@ -297,13 +299,17 @@ MAX_REASON_LENGTH: Final = 128
 MAX_NOTED_PUBLISHES: Final = 1024
 """Publish contexts kept per listen stream to link its deliveries (the SDK's per-stream backlog)."""
 MAX_STATUS_DESCRIPTION: Final = 256
-"""Characters of a span status description (the error's message)."""
+"""Characters of a span status description (the error's message, with `record_error_messages`)."""
 SESSION_ID_HASH_LENGTH: Final = 32
 """Hex characters of ``mcp.session.id`` when it is recorded as a keyed hash."""
 MAX_COUNTER_SERIES: Final = 2000
 MAX_RELEASES: Final = 16
 """Distinct values per release label (`mcpobs.server.version`, `.client.version`, `.catalog.release`) per
 process; later ones are `_OTHER` there (a rollout has two or three releases live, not sixteen)."""
+MAX_SERVER_PEERS: Final = 32
+"""Distinct (`server.address`, `server.port`) pairs a process's clients put on metrics; a later server is
+`server.address=_OTHER` there, without a port (a gateway reaching its users' servers adds no series). Spans
+keep every address."""
 MAX_RELEASE_LENGTH: Final = 64
 """Characters of a release in a label; a longer one is `_OTHER`."""
 MAX_MODEL_LENGTH: Final = 128
@@ -341,7 +347,13 @@ _NET = "spans and duration metrics"
 
 MCP_METHOD_NAME: Final = _attr(_mcp.MCP_METHOD_NAME, "The JSON-RPC method; `_OTHER` when unknown.", _C, _REQ_METRICS)
 MCP_PROTOCOL_VERSION: Final = _attr(_mcp.MCP_PROTOCOL_VERSION, "The MCP revision of the request.", _C, _NET)
-MCP_RESOURCE_URI: Final = _attr(_mcp.MCP_RESOURCE_URI, "A resource URI; never in a name or a label.", _C, _REQ)
+MCP_RESOURCE_URI: Final = _attr(
+    _mcp.MCP_RESOURCE_URI,
+    "A resource URI, its userinfo, query values and fragment `REDACTED` unless raw_resource_uris; never in a "
+    "name or a label.",
+    _C,
+    _REQ,
+)
 MCP_SESSION_ID: Final = _attr(
     _mcp.MCP_SESSION_ID,
     "The transport's session id (legacy Streamable HTTP), or its keyed hash; never a label.",
@@ -395,7 +407,9 @@ OUTCOME: Final = _attr("mcpobs.outcome", "How the request ended: one of `Outcome
 FAILURE_BOUNDARY: Final = _attr(
     "mcpobs.failure.boundary", "Where a request that was not ok stopped: one of `Boundary`.", _M, _REQ
 )
-CANCEL_REASON: Final = _attr("mcpobs.cancel.reason", "The peer's reason for cancelling, bounded.", _M, _REQ)
+CANCEL_REASON: Final = _attr(
+    "mcpobs.cancel.reason", "The peer's reason for cancelling, bounded; only with record_error_messages.", _M, _REQ
+)
 MRTR_ROUND: Final = _attr(
     "mcpobs.mrtr.round", "Round of a multi-round-trip request: 1 first, 2 first retry, ...", _M, _REQ
 )
@@ -403,7 +417,12 @@ MRTR_INPUT_METHODS: Final = _attr("mcpobs.mrtr.input_methods", "Methods a pendin
 PROGRESS_VALUE: Final = _attr("mcpobs.progress.value", "Progress so far.", _M, "progress spans")
 PROGRESS_TOTAL: Final = _attr("mcpobs.progress.total", "Total, when known.", _M, "progress spans")
 PROGRESS_PERCENTAGE: Final = _attr("mcpobs.progress.percentage", "value / total * 100.", _M, "progress spans")
-PROGRESS_MESSAGE: Final = _attr("mcpobs.progress.message", "The report's message, bounded.", _M, "progress spans")
+PROGRESS_MESSAGE: Final = _attr(
+    "mcpobs.progress.message",
+    "The report's message: content a tool wrote, through `redact`, bounded; off with record_progress_messages=False.",
+    _M,
+    "progress spans",
+)
 PROGRESS_REQUESTED: Final = _attr(
     "mcpobs.progress.requested", "Whether the client asked for progress (sent a token).", _M, "progress spans"
 )
@@ -556,6 +575,8 @@ META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 
 # --- Events --------------------------------------------------------------------------------
 
+EVENT_EXCEPTION: Final = "exception"
+"""OpenTelemetry's exception event (the one `Span.record_exception` writes), written through the privacy step."""
 EVENT_PROGRESS_CAP_REACHED: Final = "mcpobs.progress.cap_reached"
 """Span event on a tool span at its first progress report over the cap."""
 
@@ -884,8 +905,11 @@ def _span_rows(signal: str) -> tuple[Requirement, ...]:
             SPAN_STATUS,
             L.RECOMMENDED,
             "ERROR when `error.type` is set; description = the JSON-RPC error's message when there is one",
-            f"ERROR exactly when `error.type` is set; description: the error's message, cut to "
-            f"{MAX_STATUS_DESCRIPTION} characters",
+            "ERROR exactly when `error.type` is set; description: the exception's type (never the error.type); "
+            f"its message, cut to {MAX_STATUS_DESCRIPTION} characters, only with `record_error_messages`",
+            "An error's message is text a caller, a tool or a peer wrote and can carry their data (a card "
+            "number, a token); OpenTelemetry asks for a description only where it is not expected to hold "
+            "sensitive details. With `record_error_messages=True` it is the message, through `redact`.",
         ),
         R(
             signal,

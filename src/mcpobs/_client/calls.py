@@ -163,7 +163,7 @@ class ClientCall:
         try:
             self.elapsed = time.perf_counter() - self.start
             self.cls = classify.from_exception(exc, self.http_status, self.failure)
-            self.description = _outcome.description(self.failure or exc)
+            self.description = self.recorder.telemetry.privacy.description(self.failure or exc)
             self._answered(None)
         except Exception as err:
             report("client classification", err)
@@ -177,7 +177,7 @@ class ClientCall:
     def reclassify(self, cls: Classification, exc: BaseException) -> None:
         """What the SDK did after the reply changed the outcome (an output that failed validation)."""
         self.cls = cls
-        self.description = _outcome.description(exc)
+        self.description = self.recorder.telemetry.privacy.description(exc)
 
     def _handshake(self, result: Any) -> dict[str, Any]:
         """What a successful `initialize` tells: the revision settled on (and what its holder adds)."""
@@ -197,7 +197,7 @@ class ClientCall:
                 self.elapsed = time.perf_counter() - self.start
                 failure = self.failure
                 self.cls = classify.from_exception(exc, self.http_status, failure) if exc is not None else _outcome.OK
-                self.description = _outcome.description(failure or exc)
+                self.description = self.recorder.telemetry.privacy.description(failure or exc)
             cls = self.cls
             if self.unlisted is not None:
                 self._name_late()
@@ -251,7 +251,7 @@ class ClientCall:
             if self.failure is not None and cls.error_type == type(self.failure).__qualname__:
                 exc = self.failure
             local = exc if exc is not None and cls.error_type == type(exc).__qualname__ else None
-            _outcome.write(span, cls, attrs, local, self.description)
+            _outcome.write(span, cls, attrs, local, self.description, self.recorder.telemetry.privacy)
         span.end(end_time)
 
     def count(self, cls: Classification) -> None:

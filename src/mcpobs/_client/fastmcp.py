@@ -62,7 +62,9 @@ def patches(telemetry: Telemetry) -> list[Patch]:
             if session is not None and memory.remembered(session) is None:
                 network = _network(instance.transport)
                 if network is not None:
-                    memory.remember_network(session, network)
+                    memory.remember_network(
+                        session, network, memory.connection_peer(getattr(instance.transport, "url", None))
+                    )
                 _started[instance] = (session, time.perf_counter())
         return await wrapped(*args, **kwargs)
 

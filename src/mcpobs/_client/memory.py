@@ -24,11 +24,13 @@ MAX_LISTED = 4096
 
 
 class SessionMemory:
-    __slots__ = ("answering", "handshake", "listing", "network", "prompts", "session_id")
+    __slots__ = ("answering", "handshake", "listing", "network", "peer", "prompts", "session_id")
 
     def __init__(self) -> None:
         self.network: Network | None = None
         """Where the server is and how it is reached: span attributes and metric labels."""
+        self.peer: dict[str, Any] | None = None
+        """The server's address and port as given, on spans, when `network` had to bound them (`_OTHER`)."""
         self.answering: Network | None = None
         """The same without the server's address: the labels of this side answering the server."""
         self.session_id: str | None = None
@@ -60,13 +62,18 @@ def remember_connection(session: Any, server: object, by_url: bool = False) -> S
     network = connection_network(server, by_url)
     if network is None:
         return None
-    return remember_network(session, network)
+    return remember_network(session, network, connection_peer(server))
 
 
-def remember_network(session: Any, network: Network) -> SessionMemory:
-    """Where the session's server is (a framework's client knows it from its own transport)."""
+def remember_network(session: Any, network: Network, peer: dict[str, Any] | None = None) -> SessionMemory:
+    """Where the session's server is (a framework's client knows it from its own transport).
+
+    `peer`: its address and port as given (`connection_peer`), kept for spans when the labels bound them.
+    """
     memory = _memory(session)
     memory.network = network
+    if peer and any(network.labels.get(k) != v for k, v in peer.items()):
+        memory.peer = peer
     memory.answering = _labels.network(
         {k: v for k, v in network.labels.items() if k not in (S.SERVER_ADDRESS, S.SERVER_PORT)}
     )
@@ -117,20 +124,30 @@ def fingerprints(memory: SessionMemory, name: object) -> tuple[str, str] | None:
     return found
 
 
+def connection_peer(server: object) -> dict[str, Any]:
+    """`server.address` and `server.port` of a URL a client was given, as given (none for anything else)."""
+    if not isinstance(server, str):
+        return {}
+    parts = urlsplit(server)
+    where: dict[str, Any] = {}
+    if parts.hostname:
+        where[S.SERVER_ADDRESS] = parts.hostname
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:  # a port that is not a number: none
+        port = None
+    if port:
+        where[S.SERVER_PORT] = port
+    return where
+
+
 def connection_network(server: object, by_url: bool = False) -> Network | None:
     """The network labels of what a `Client` was given: a URL, stdio parameters, or an in-process server."""
     from mcp.client.stdio import StdioServerParameters
 
     if isinstance(server, str):
-        parts = urlsplit(server)
-        where: dict[str, Any] = {}
-        if parts.hostname:
-            where[S.SERVER_ADDRESS] = parts.hostname
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-        if port:
-            where[S.SERVER_PORT] = port
         # `Client(url)` talks through the SDK's own HTTP client, which speaks HTTP/1.1 only.
-        return _labels.http_network(None if by_url else "1.1", where)
+        return _labels.http_network(None if by_url else "1.1", _labels.server_peer(connection_peer(server)))
     if isinstance(server, StdioServerParameters):
         return _labels.PIPE
     return None

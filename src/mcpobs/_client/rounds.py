@@ -67,7 +67,7 @@ class Operation:
         cls = self.last
         if exc is not None and (cls is None or cls.outcome is Outcome.PENDING_INPUT):
             cls = classify.from_exception(exc)  # e.g. an input the host refused, or rounds exhausted
-            anchor.description = _outcome.description(exc)
+            anchor.description = anchor.recorder.telemetry.privacy.description(exc)
         try:
             anchor.end_as(cls or _outcome.OK, exc)
         except Exception as err:

@@ -24,6 +24,7 @@ from mcpobs._client.spans import ClientSpans
 from mcpobs._core import content as _content
 from mcpobs._core import inventory as I
 from mcpobs._core import model as _model
+from mcpobs._core import propagation as _propagation
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
@@ -192,7 +193,7 @@ class ClientSeams:
         with guarded("notification trace context"):
             call = calls.sending()
             if call is not None:
-                args, kwargs = wire.with_meta(args, kwargs, wire.trace_meta())
+                args, kwargs = wire.with_meta(args, kwargs, wire.trace_meta(self.telemetry.settings.send_baggage))
         return await wrapped(*args, **kwargs)
 
     async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -262,6 +263,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch.of(I.CLIENT_GET_PROMPT, seams.operation("prompts/get")),
         Patch.of(I.CLIENT_READ_RESOURCE, seams.operation("resources/read")),
         Patch.of(I.SDK_SEND_SPAN, side.otel_span),
+        *([] if telemetry.settings.send_baggage else [Patch.of(I.SDK_INJECT, _propagation.without_baggage)]),
         Patch.of(I.DISPATCHER_SEND, seams.jsonrpc_send),
         Patch.of(I.DISPATCHER_NOTIFY, seams.notify),
         *http.patches(telemetry.settings),

@@ -33,6 +33,7 @@ from mcpobs._core.labels import LabelSets
 from mcpobs._core.methods import KNOWN_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import Classification
+from mcpobs._core.privacy import Privacy
 from mcpobs._core.telemetry import Telemetry
 from mcpobs.semconv import Outcome
 
@@ -117,7 +118,7 @@ class SideSpans:
             cls = classify.from_exception(exc)
             raise
         finally:
-            _close(span, token, cls, failure)
+            _close(span, token, cls, failure, self.telemetry.privacy)
             if labels and cls.outcome in S.LATENCY_OUTCOMES and cls.sample:  # a server asking, not a raw call
                 with guarded("outbound request duration"):  # the sender of a request records its duration
                     version = bounded_version(labels.get(S.MCP_PROTOCOL_VERSION))
@@ -181,7 +182,7 @@ class SideSpans:
             cls = _outcome.CANCELLED if _outcome.is_cancellation(exc) else _outcome.crash(exc)
             raise
         finally:
-            _close(span, token, cls, failure)
+            _close(span, token, cls, failure, self.telemetry.privacy)
             if key is not None and cls.outcome in S.LATENCY_OUTCOMES:
                 with guarded("input request duration"):
                     labels, _ = self.labels.with_outcome(key, cls)
@@ -230,10 +231,10 @@ def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
     return Context(), [Link(handshake)] if handshake is not None else None
 
 
-def _close(span: Span, token: object, cls: Classification, failure: BaseException | None) -> None:
+def _close(span: Span, token: object, cls: Classification, failure: BaseException | None, privacy: Privacy) -> None:
     with guarded("side span end"):
         otel_context.detach(token)  # type: ignore[arg-type]
         if span.is_recording():
             local = failure if failure is not None and cls.error_type == type(failure).__qualname__ else None
-            _outcome.write(span, cls, {}, local, _outcome.description(failure))
+            _outcome.write(span, cls, {}, local, privacy.description(failure), privacy)
         span.end()

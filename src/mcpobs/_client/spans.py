@@ -55,10 +55,14 @@ class ClientSpans:
         labels_key = (known, version, target_attr if bounded is not None else None, bounded, network)
         labels = self.labels.base(labels_key)
         attrs: dict[str, Any] = dict(labels)
+        if remembered is not None and remembered.peer is not None:
+            attrs.update(remembered.peer)  # the address the metric labels bound to `_OTHER`
         if raw is not None and target_attr is not None and raw != bounded:
             attrs[target_attr] = tel.bound(raw)  # the name as sent, when the label had to bound it
         if known == "resources/read" and params and isinstance(params.get("uri"), str):
-            attrs[S.MCP_RESOURCE_URI] = tel.bound(params["uri"])
+            recorded = tel.privacy.uri(params["uri"])
+            if recorded is not None:
+                attrs[S.MCP_RESOURCE_URI] = recorded
         if remembered is not None and remembered.session_id is not None:
             attrs[S.MCP_SESSION_ID] = remembered.session_id  # a legacy HTTP session's (the labels say where)
         # Outside a multi-round-trip operation (most calls) there is nothing to look up.

@@ -16,10 +16,10 @@ from mcpobs._client.calls import ClientCall
 from mcpobs._core import propagation as _propagation
 
 
-def trace_meta() -> dict[str, Any]:
-    """The current trace context as `_meta` entries."""
+def trace_meta(baggage: bool = False) -> dict[str, Any]:
+    """The current trace context as `_meta` entries (`baggage`: the host's baggage too)."""
     meta: dict[str, Any] = {}
-    _propagation.inject(meta)
+    _propagation.inject(meta, baggage=baggage)
     return meta
 
 
@@ -49,7 +49,7 @@ def with_trace_header(call: ClientCall, args: Any, kwargs: Any) -> tuple[Any, An
     opts = args[2] if len(args) > 2 else kwargs.get("opts")
     opts = dict(opts or {})
     headers = dict(opts.get("headers") or {})
-    _propagation.inject(headers)
+    _propagation.inject(headers, baggage=call.recorder.telemetry.settings.send_baggage)
     opts["headers"] = headers
     if len(args) > 2:
         return (*args[:2], opts, *args[3:]), kwargs

@@ -56,6 +56,18 @@ class Settings:
     server_response_hook: Hook | None = None
     client_request_hook: Hook | None = None
     client_response_hook: Hook | None = None
+    record_error_messages: bool = False
+    """Record exception messages, JSON-RPC error messages, status descriptions from them and a peer's
+    cancellation reason (through `redact`); off, an error is recorded by its type, code, boundary and
+    traceback frames only."""
+    raw_resource_uris: bool = False
+    """Record `mcp.resource.uri` as sent (through `redact`); off, its userinfo, query values and fragment are
+    `REDACTED`."""
+    record_progress_messages: bool = True
+    """Record a progress report's message (content: through `redact`) as `mcpobs.progress.message`."""
+    send_baggage: bool = False
+    """Send the host's W3C baggage to servers (and clients) in `_meta` and the HTTP headers; off, only
+    `traceparent`/`tracestate` go."""
     shutdown_timeout: float | None = None
     """Seconds the flush at exit may take (providers mcpobs configures); None: the variable, else 3."""
 
@@ -201,8 +213,9 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
     redact = kwargs.get("redact")
     if redact is not None and not callable(redact):
         raise ConfigurationError(
-            f"instrument(redact={redact!r}): expected a function that takes the arguments or result and "
-            "returns what may be recorded."
+            f"instrument(redact={redact!r}): expected a function that takes what would be recorded (captured "
+            "arguments or results, or a string: an error message, a resource URI, a progress message) and "
+            "returns what may be recorded (None: nothing)."
         )
     return Settings(
         max_attribute_length=_positive_int(
@@ -221,6 +234,10 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         session_id_key=_key(kwargs.get("session_id_key")),
         record_shapes=_shapes_option(kwargs.get("record_shapes"), environ),
         clients=_flag("clients", kwargs.get("clients", True)),
+        record_error_messages=_flag("record_error_messages", kwargs.get("record_error_messages", False)),
+        raw_resource_uris=_flag("raw_resource_uris", kwargs.get("raw_resource_uris", False)),
+        record_progress_messages=_flag("record_progress_messages", kwargs.get("record_progress_messages", True)),
+        send_baggage=_flag("send_baggage", kwargs.get("send_baggage", False)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
         shutdown_timeout=_seconds("shutdown_timeout", kwargs.get("shutdown_timeout")),
         **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},

@@ -226,6 +226,9 @@ CLIENT_ENTER = wrap(f"{_CLIENT}.__aenter__", "connection and session duration (_
 CLIENT_EXIT = wrap(f"{_CLIENT}.__aexit__", "connection and session duration (_client/lifetime.py)")
 CLIENT_NEGOTIATE = wrap("mcp.client.client:negotiate_auto", "the server/discover probe (_client/negotiation.py)")
 SDK_SEND_SPAN = wrap(f"{_JSONRPC}:otel_span", "the SDK's own send span, made a pass-through (_client/side_spans.py)")
+SDK_INJECT = wrap(
+    f"{_JSONRPC}:inject_trace_context", "the host's baggage kept out of `_meta` unless send_baggage (_client/wire.py)"
+)
 DISPATCHER_SEND = wrap(f"{_JSONRPC}:JSONRPCDispatcher.send_raw_request", "traceparent header (_client/seams.py)")
 DISPATCHER_NOTIFY = wrap(f"{_JSONRPC}:JSONRPCDispatcher.notify", "notifications/cancelled carries the trace")
 _HTTP_TRANSPORT = "mcp.client.streamable_http:StreamableHTTPTransport"

@@ -179,9 +179,33 @@ RELEASES: dict[str, _Releases] = {
 
 
 def forget_releases() -> None:
-    """Start every release bound afresh (at `uninstrument()`: the next instrumentation's series are its own)."""
+    """Start every release bound (and the server peers') afresh (at `uninstrument()`: the next
+    instrumentation's series are its own)."""
     for releases in RELEASES.values():
         releases.forget()
+    _server_peers.clear()
+
+
+_server_peers: set[tuple[object, object]] = set()
+_OTHER_PEER: Labels = {S.SERVER_ADDRESS: S.OTHER}
+
+
+def server_peer(where: Labels) -> Labels:
+    """A client's `server.address`/`server.port` as metric labels, bounded like a release.
+
+    Whoever hands a client its URL chooses them (a gateway connects to its users' servers): the
+    first `MAX_SERVER_PEERS` distinct pairs in the process are kept, later ones are
+    `server.address=_OTHER` without a port. Called once per connection; spans keep the address.
+    """
+    if not where:
+        return where
+    pair = (where.get(S.SERVER_ADDRESS), where.get(S.SERVER_PORT))
+    if pair in _server_peers:
+        return where
+    if len(_server_peers) >= S.MAX_SERVER_PEERS:
+        return _OTHER_PEER
+    _server_peers.add(pair)
+    return where
 
 
 def release(attribute: str, value: object) -> str | None:

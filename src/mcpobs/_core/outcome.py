@@ -19,8 +19,9 @@ from opentelemetry.trace import Span, StatusCode
 from pydantic import ValidationError
 
 from mcpobs import semconv
+from mcpobs._core import privacy as _privacy
 from mcpobs._core.methods import CALLER_MISTAKES, code_label
-from mcpobs._core.text import clean, exception_attributes
+from mcpobs._core.privacy import Privacy
 from mcpobs.semconv import Boundary, Outcome
 
 
@@ -76,16 +77,15 @@ TOOL_CRASH = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, semconv.TOOL
 `error.type` is `tool_error` as on the client; the exception's class is in the exception event."""
 
 
-def description(exc: BaseException | None) -> str | None:
-    """A span status description: the JSON-RPC error's message, or the exception's, bounded.
+def description(exc: BaseException | None, privacy: Privacy = _privacy.DEFAULT) -> str | None:
+    """A span status description, through the privacy step (`Privacy.description`).
 
-    Only for a failure that is a JSON-RPC error or an exception already recorded on the span;
-    a tool's `isError` result has no such message, and its text is content (opt-in only).
+    The JSON-RPC error's or the exception's message when error messages are opted in (through
+    `redact`, bounded), else the exception's type: the message is whatever a caller, a tool or a
+    peer wrote. Only for a failure that is a JSON-RPC error or an exception; a tool's `isError`
+    result has no such message, and its text is content (opt-in only).
     """
-    if exc is None:
-        return None
-    message = exc.error.message if isinstance(exc, MCPError) else str(exc)
-    return clean(message, semconv.MAX_STATUS_DESCRIPTION) or None
+    return privacy.description(exc)
 
 
 def write(
@@ -94,12 +94,15 @@ def write(
     attrs: dict[str, Any],
     exception: BaseException | None = None,
     description: str | None = None,
+    privacy: Privacy = _privacy.DEFAULT,
 ) -> None:
     """Write a classification onto a recording span, for both sides: the one place that does.
 
     `attrs`: whatever else the span takes, set with the outcome in one batch (each batch costs
     the SDK a lock and a validation pass). A classification with an `error.type` is an error:
-    ERROR status with `description`; `exception`, when given, is recorded as its event.
+    ERROR status with `description` (from `description()`: through the privacy step); `exception`,
+    when given, is recorded as its `exception` event through the same step (`Privacy.exception_event`):
+    never `Span.record_exception`, which copies the message and traceback as they are.
     """
     attrs[semconv.OUTCOME] = cls.outcome.value
     if cls.boundary is not None:
@@ -110,9 +113,11 @@ def write(
         attrs[semconv.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
     span.set_attributes(attrs)
     if cls.error_type is not None:
-        if exception is not None:  # its message and traceback may carry anyone's text: cleaned
-            span.record_exception(exception, exception_attributes(exception, semconv.DEFAULT_MAX_ATTRIBUTE_LENGTH))
-        span.set_status(StatusCode.ERROR, description)
+        if exception is not None:  # its message and traceback may carry anyone's text
+            span.add_event(semconv.EVENT_EXCEPTION, privacy.exception_event(exception))
+        # OpenTelemetry: a description only when it says more than error.type, and nothing sensitive
+        # (https://opentelemetry.io/docs/specs/semconv/general/recording-errors/).
+        span.set_status(StatusCode.ERROR, None if description == cls.error_type else description)
 
 
 def crash(exc: BaseException) -> Classification:

@@ -11,8 +11,9 @@ from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
 from mcpobs import semconv
 from mcpobs._core.config import Settings
 from mcpobs._core.guard import report
+from mcpobs._core.privacy import Privacy
 from mcpobs._core.tally import Tally, tally
-from mcpobs._core.text import clean, exception_attributes
+from mcpobs._core.text import clean
 from mcpobs._version import __version__
 
 
@@ -42,6 +43,8 @@ class Telemetry:
         self._tracer_provider = tracer_provider
         self._meter_provider = meter_provider
         self._limit = settings.max_attribute_length
+        self.privacy = Privacy(settings)
+        """The one step every text from outside passes before it is recorded (`_core.privacy`)."""
         self.tracer = trace.get_tracer(
             semconv.INSTRUMENTATION_NAME, __version__, tracer_provider, schema_url=semconv.SCHEMA_URL
         )
@@ -109,10 +112,6 @@ class Telemetry:
                 return clean(value, limit)
             return text if len(text) <= limit else text[:limit]
         return clean(value, limit)
-
-    def exception_attributes(self, exc: BaseException) -> dict[str, Any]:
-        """What `Span.record_exception` takes in place of the exception's own text (`text.exception_attributes`)."""
-        return exception_attributes(exc, self.settings.max_attribute_length)
 
 
 def end_once(span: Span) -> None:

@@ -7,15 +7,11 @@ the exporter fail to encode its whole batch, hundreds of other requests' spans w
 string mcpobs writes into telemetry from outside its own code (a status description, an
 exception event, an attribute value, a log line) goes through `clean` first: cut to its
 bound, and only when it is not ASCII, checked and repaired (a surrogate pair written as two
-code points becomes its character, a lone surrogate U+FFFD).
+code points becomes its character, a lone surrogate U+FFFD). Whether such a string may be
+recorded at all is `privacy`'s question, asked before this one.
 """
 
 from __future__ import annotations
-
-import traceback
-from typing import Any
-
-from opentelemetry.semconv.attributes.exception_attributes import EXCEPTION_MESSAGE, EXCEPTION_STACKTRACE
 
 
 def clean(value: object, limit: int) -> str:
@@ -35,15 +31,6 @@ def clean(value: object, limit: int) -> str:
 def clean_tail(text: str, limit: int) -> str:
     """Like `clean`, keeping the end (a traceback's last lines say where it failed)."""
     return clean(text[-limit:] if len(text) > limit else text, limit)
-
-
-def exception_attributes(exc: BaseException, limit: int) -> dict[str, Any]:
-    """The `exception` event's message and stacktrace, clean, to hand to `Span.record_exception`.
-
-    The SDK copies `str(exc)` and the formatted traceback as they are; these take their place.
-    """
-    stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return {EXCEPTION_MESSAGE: clean(exc, limit), EXCEPTION_STACKTRACE: clean_tail(stack, limit)}
 
 
 def _text(value: object) -> str:

@@ -200,8 +200,8 @@ class ServerMiddleware:
                 attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _content.arguments(params, tel.settings)
         elif method in URI_METHODS and params:
             uri = params.get("uri")
-            if uri is not None:
-                attrs[S.MCP_RESOURCE_URI] = tel.bound(uri)
+            if uri is not None and (recorded := tel.privacy.uri(uri)) is not None:
+                attrs[S.MCP_RESOURCE_URI] = recorded
         request = ctx.request
         if request is not None:
             _identity.peer_attributes(getattr(request, "client", None), tel, attrs)
@@ -248,7 +248,9 @@ class ServerMiddleware:
                     exc, call.method, _initialized(ctx), self._mistake(call, ctx.params), in_handler
                 )
                 if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
-                    attrs = {S.CANCEL_REASON: reason}
+                    # the peer's text: an error message like any other (opt-in, through `redact`)
+                    recorded = self.telemetry.privacy.message(reason, S.MAX_REASON_LENGTH)
+                    attrs = {S.CANCEL_REASON: recorded} if recorded else None
                 elif call.method == "prompts/get" and cls.rpc_code is None and cls.outcome is S.Outcome.SERVER_ERROR:
                     # MCPServer wraps what a prompt raised in a ValueError: its class says
                     # nothing, the code the SDK answers with is what the client got.
@@ -392,7 +394,8 @@ class ServerMiddleware:
                 attrs.update(extra)
             # A bug's exception goes on the span; a tool's isError result has no message (its text is content).
             cause = (state.exception or exc) if cls.outcome is S.Outcome.SERVER_ERROR else None
-            _outcome.write(span, cls, attrs, cause, _outcome.description(cause))
+            privacy = self.telemetry.privacy
+            _outcome.write(span, cls, attrs, cause, privacy.description(cause), privacy)
         span.end()
 
     def _record(self, call: _Call, cls: Classification, elapsed: float, notification: bool) -> None:

@@ -64,8 +64,8 @@ def report(telemetry: Telemetry, session: Any, progress: Any, total: Any, messag
         attrs[S.PROGRESS_TOTAL] = float(total)
         if total:
             attrs[S.PROGRESS_PERCENTAGE] = float(progress) / float(total) * 100.0
-    if message is not None:
-        attrs[S.PROGRESS_MESSAGE] = telemetry.bound(message)
+    if message is not None and (recorded := telemetry.privacy.progress(message)) is not None:
+        attrs[S.PROGRESS_MESSAGE] = recorded  # content a tool wrote: through `redact`, or left out
     # The current span is the request's (the middleware attached it; child tasks and
     # worker threads inherit it), unless the tool opened its own span around the report.
     telemetry.tracer.start_span(S.PROGRESS_SPAN, context=parent, kind=SpanKind.INTERNAL, attributes=attrs).end()

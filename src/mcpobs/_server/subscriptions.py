@@ -46,10 +46,10 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode
 
 from mcpobs import semconv as S
 from mcpobs._core import inventory as I
+from mcpobs._core import privacy as _privacy
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
-from mcpobs._core.text import exception_attributes
 
 _MAX_NOTED = S.MAX_NOTED_PUBLISHES
 """Publish contexts remembered per stream; the SDK's own per-stream backlog is 1024 events.
@@ -138,7 +138,9 @@ class ObservedSubscriptionBus:
             await self.bus.publish(event)
         except BaseException as exc:
             with guarded("subscription publish error"):
-                span.record_exception(exc, exception_attributes(exc, S.DEFAULT_MAX_ATTRIBUTE_LENGTH))
+                telemetry = _telemetry(self._implicit)
+                privacy = telemetry.privacy if telemetry is not None else _privacy.DEFAULT
+                span.add_event(S.EVENT_EXCEPTION, privacy.exception_event(exc))
                 span.set_status(StatusCode.ERROR, type(exc).__qualname__)
                 span.set_attribute(S.ERROR_TYPE, type(exc).__qualname__)
             raise
@@ -204,7 +206,9 @@ def _event_kind(event: Any) -> S.SubscriptionEvent | None:
 def _event_attributes(telemetry: Telemetry, kind: S.SubscriptionEvent, event: Any) -> dict[str, Any]:
     attrs: dict[str, Any] = {S.SUBSCRIPTION_EVENT: kind.value}
     if kind is S.SubscriptionEvent.RESOURCE_UPDATED:
-        attrs[S.MCP_RESOURCE_URI] = telemetry.bound(event.uri)  # an attribute, never a name
+        recorded = telemetry.privacy.uri(event.uri)  # an attribute, never a name
+        if recorded is not None:
+            attrs[S.MCP_RESOURCE_URI] = recorded
     return attrs
 
 

@@ -1,0 +1,124 @@
+"""What the privacy step (`mcpobs._core.privacy`) costs per recorded text, in instructions.
+
+The trivial call (a tools/call that succeeds, no URI, no progress) never reaches the step:
+`overhead.py --instructions` measures that path whole. This measures the step itself where it
+runs, each beside a baseline taken in the same run: what mcpobs did before the step existed
+(the exception's text cleaned and recorded as it was, the URI and the progress message only
+bounded).
+
+    python benchmarks/privacy_step.py --instructions   # instructions per text, each under callgrind
+    python benchmarks/privacy_step.py                  # CPU µs per text
+
+Printed as a Markdown table: instructions (or µs) per text, and the ratio to its baseline.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+N = 2000
+
+
+def _old_exception_attributes(exc: BaseException, limit: int) -> dict[str, Any]:
+    """The event attributes before the step: message and full traceback, cleaned (text.py at 255a323)."""
+    from mcpobs._core.text import clean, clean_tail
+
+    stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {"exception.message": clean(exc, limit), "exception.stacktrace": clean_tail(stack, limit)}
+
+
+def _raised() -> BaseException:
+    def charge(card: str) -> None:
+        raise ValueError(f"card {card} declined")
+
+    try:
+        try:
+            charge("4111111111111111")
+        except ValueError as exc:
+            raise RuntimeError("Error executing tool charge") from exc
+    except RuntimeError as exc:
+        return exc
+    raise AssertionError
+
+
+def cases() -> dict[str, tuple[Any, Any]]:
+    """name: (baseline, the step), each a no-argument function doing one text."""
+    from mcpobs._core.config import Settings
+    from mcpobs._core.privacy import Privacy
+    from mcpobs._core.text import clean
+
+    privacy = Privacy(Settings())
+    exc = _raised()
+    limit = 4096
+    plain = "shop://catalog"
+    secret = "vault://alice:pw@vault.example/doc?token=abc&X-Goog-Signature=def#p2"
+    message = "exported 3/10"
+    return {
+        "exception event + description": (
+            lambda: (_old_exception_attributes(exc, limit), clean(str(exc), 256)),
+            lambda: (privacy.exception_event(exc), privacy.description(exc)),
+        ),
+        "resource URI, plain": (lambda: clean(plain, limit), lambda: privacy.uri(plain)),
+        "resource URI, userinfo and query (cached)": (lambda: clean(secret, limit), lambda: privacy.uri(secret)),
+        "progress message": (lambda: clean(message, limit), lambda: privacy.progress(message)),
+    }
+
+
+def measure(name: str, which: int) -> float:
+    """Instructions per text under callgrind (this process runs under it), else CPU µs."""
+    from overhead import _Callgrind
+
+    run = cases()[name][which]
+    for _ in range(50):
+        run()  # warm caches, the lru_cache included
+    if os.environ.get("MCPOBS_BENCH_UNDER_CALLGRIND"):
+        callgrind = _Callgrind()
+        callgrind(_Callgrind.ZERO, _Callgrind.START)
+        for _ in range(N):
+            run()
+        callgrind(_Callgrind.STOP, _Callgrind.DUMP)
+        return 0.0
+    start = time.process_time()
+    for _ in range(N):
+        run()
+    return (time.process_time() - start) / N * 1e6
+
+
+def _under_callgrind(name: str, which: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cg.out"
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+        cmd += [sys.executable, __file__, "--one", name, str(which)]
+        env = {**os.environ, "MCPOBS_BENCH_UNDER_CALLGRIND": "1"}
+        subprocess.run(cmd, check=True, capture_output=True, env=env)
+        dumped = next(Path(tmp).glob("cg.out*")).read_text()
+        totals = [line for line in dumped.splitlines() if line.startswith("totals:")]
+        return int(totals[0].split()[1]) / N
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--one"]:
+        measure(sys.argv[2], int(sys.argv[3]))
+        return
+    counted = "--instructions" in sys.argv
+    unit = "instructions" if counted else "CPU µs"
+    print(f"| text | before the step ({unit}) | the step ({unit}) | ratio |")
+    print("|---|---:|---:|---:|")
+    for name in cases():
+        before, after = (_under_callgrind(name, i) if counted else measure(name, i) for i in (0, 1))
+        digits = 0 if counted else 2
+        print(f"| {name} | {before:,.{digits}f} | {after:,.{digits}f} | {after / before:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
