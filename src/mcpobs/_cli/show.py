@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from opentelemetry.sdk.environment_variables import OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
+
 from mcpobs import semconv as S
 from mcpobs._cli import CommandError, render
 from mcpobs._cli.jaeger import query_base, service_name
@@ -93,7 +95,7 @@ def seconds(since: str) -> int:
 
 def prometheus_base(env: Mapping[str, str]) -> str:
     """Prometheus's address: from the metrics endpoint scripts/stack prints, else PROMETHEUS_LISTEN, else its default."""
-    endpoint = env.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip()
+    endpoint = env.get(OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, "").strip()
     if endpoint.endswith(_PROMETHEUS_OTLP):
         return endpoint.removesuffix(_PROMETHEUS_OTLP)
     address = env.get("PROMETHEUS_LISTEN", "").strip() or DEFAULT_PROMETHEUS
