@@ -13,7 +13,7 @@ from processes import free_port
 
 from mcpobs._version import DISTRIBUTION, __version__
 
-COMMANDS = ["demo", "reference", "jaeger-url", "conventions", "tail-sampling", "contract"]
+COMMANDS = ["demo", "show", "reference", "jaeger-url", "conventions", "tail-sampling", "contract"]
 
 
 def mcpobs(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,8 @@
 Blocks are read from the Markdown files and run the way a reader would use them:
 
 - python: a block defining ``test_`` functions runs under pytest and must pass; a block that
-  calls ``.run("streamable-http")`` is served (the harness picks a free port for `run`) and
+  calls ``.run("streamable-http")`` (an MCPServer) or ``.run(transport="http")`` (FastMCP) is
+  served (the harness picks a free port for `run`, and sets FASTMCP_PORT to it) and
   a doc's block that calls ``127.0.0.1:8000`` is run against it (or against
   examples/shop_http.py when the doc has no server); any other block runs as a script.
   Every one in a fresh interpreter, from the repository root, exporting nowhere.
@@ -125,7 +126,7 @@ def run_script(code: str, tmp_path: Path, env: dict[str, str] | None = None) -> 
 
 
 def is_server(block: Block) -> bool:
-    return '.run("streamable-http")' in block.code
+    return '.run("streamable-http")' in block.code or '.run(transport="http")' in block.code
 
 
 def is_client(block: Block) -> bool:
@@ -159,7 +160,7 @@ def serve_and_call(server: Block, tmp_path: Path) -> None:
     """Serve the block, run the same doc's client blocks against it, and see the spans it exported."""
     (tmp_path / "server.py").write_text(server.code)
     port = free_port()
-    env = environment(OTEL_TRACES_EXPORTER="console")
+    env = environment(OTEL_TRACES_EXPORTER="console", FASTMCP_PORT=str(port))
     command = [sys.executable, "-c", SERVE_ON, str(tmp_path / "server.py"), str(port)]
     clients = [b for b in ALL if b.path == server.path and is_client(b)]
     log = tmp_path / "server.log"

@@ -1,5 +1,5 @@
-"""`python -m mcpobs` (or `mcpobs`): the command line (`demo`, `jaeger-url`, `reference`, `conventions`,
-`tail-sampling`, `canary-rules`, `contract snapshot|diff|replay`).
+"""`python -m mcpobs` (or `mcpobs`): the command line (`demo`, `show`, `jaeger-url`, `reference`,
+`conventions`, `tail-sampling`, `canary-rules`, `contract snapshot|diff|replay`).
 
 A mistake on the command line (a bad module, a dead URL, a missing file, no service name)
 is one line on stderr and exit status 2; a traceback means a bug in mcpobs.
@@ -29,6 +29,14 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "Prints a Jaeger query API URL (/api/v3/traces, with the time window and limit Jaeger requires) for one "
         "service's recent traces. The Jaeger address is JAEGER_QUERY_HTTP (default 127.0.0.1:16686, as "
         "scripts/stack serves it).",
+    ),
+    "show": (
+        "print a service's recent traces (from Jaeger) and metrics (from Prometheus), no web UI needed",
+        "Prints a service's recent traces from Jaeger's query API as trees (name, kind, duration, outcome, failure "
+        "boundary, progress children; a client's and a server's spans of one call in one tree) and its request "
+        "metrics from Prometheus as a table, as the demo prints them. No web UI needed: it works over SSH and in "
+        "CI logs. The addresses default to what scripts/stack serves and prints (JAEGER_QUERY_HTTP, "
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT).",
     ),
     "conventions": (
         "print the conventions' requirement table (docs/conventions.md)",
@@ -81,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     url.add_argument("--operation", default=None, help="a span name, e.g. 'tools/call get_order_status'")
     url.add_argument("--minutes", type=float, default=60, help="how far back (default 60)")
     url.add_argument("--limit", type=int, default=20, help="at most this many traces (default 20)")
+    from mcpobs._cli import show
+
+    show.add_arguments(command("show"))
     command("conventions")
     command("tail-sampling")
     gate = command("canary-rules")
@@ -153,6 +164,10 @@ def _run(args: Any) -> int:
 
         print(traces_url(args.service or service_name(), args.operation, minutes=args.minutes, limit=args.limit))
         return 0
+    if args.command == "show":
+        from mcpobs._cli.show import run as show
+
+        return show(args, sys.stdout)
     if args.command == "reference":
         from mcpobs._cli.reference import render
 

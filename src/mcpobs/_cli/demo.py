@@ -20,27 +20,13 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from pydantic import BaseModel
 
 from mcpobs import semconv as S
-from mcpobs._cli import destinations
+from mcpobs._cli import destinations, render
 from mcpobs._cli.jaeger import traces_url
 from mcpobs._cli.serving import serve
 
 ORDERS = {"O-1873": "delivered", "O-2001": "shipped"}
 _PROMETHEUS_OTLP = "/api/v1/otlp/v1/metrics"
 """The path of Prometheus's OTLP receiver: a metrics URL ending so is a Prometheus one can query."""
-_KEY_ATTRIBUTES = (
-    S.GEN_AI_TOOL_NAME,
-    S.FAILURE_BOUNDARY,
-    S.ERROR_TYPE,
-    S.RPC_RESPONSE_STATUS_CODE,
-    S.MRTR_ROUND,
-    S.MRTR_INPUT_METHODS,
-    S.PROGRESS_VALUE,
-    S.PROGRESS_TOTAL,
-    S.PROGRESS_MESSAGE,
-    S.PROGRESS_DROPPED,
-    S.SUBSCRIPTION_EVENT,
-    S.CANCEL_REASON,
-)
 
 
 class Confirm(BaseModel):
@@ -122,42 +108,45 @@ async def _drive(url: str, shop: Any, out: TextIO) -> None:
                 out.write(f"  {'subscription':14} -> {type(event).__name__}\n")
 
 
-def _tree(spans: Sequence[Any], out: TextIO) -> None:
-    by_parent: dict[int | None, list[Any]] = defaultdict(list)
-    ids = {s.context.span_id for s in spans}
-    for s in spans:
-        parent = s.parent.span_id if s.parent and s.parent.span_id in ids else None
-        by_parent[parent].append(s)
-
-    def show(span: Any, depth: int) -> None:
-        a: Mapping[str, Any] = span.attributes or {}
-        ms = (span.end_time - span.start_time) / 1e6
-        extras = " ".join(f"{k.split('.')[-1]}={a[k]}" for k in _KEY_ATTRIBUTES if k in a)
-        outcome = a.get(S.OUTCOME, "")
-        out.write(f"{'  ' * depth}{span.name:<34} {span.kind.name:<8} {ms:8.1f} ms  {outcome:<13} {extras}\n")
-        for child in sorted(by_parent.get(span.context.span_id, []), key=lambda c: c.start_time):
-            show(child, depth + 1)
-
-    for root in sorted(by_parent[None], key=lambda r: r.start_time):
-        show(root, 1)
+def _spans(spans: Sequence[Any]) -> list[render.Span]:
+    """The SDK's finished spans as the renderer's rows."""
+    return [
+        render.Span(
+            span_id=f"{s.context.span_id:016x}",
+            parent_id=f"{s.parent.span_id:016x}" if s.parent else None,
+            name=s.name,
+            kind=s.kind.name,
+            start_ns=s.start_time,
+            duration_ns=s.end_time - s.start_time,
+            attributes=dict(s.attributes or {}),
+        )
+        for s in spans
+    ]
 
 
-def _summary(reader: Any, out: TextIO) -> None:
+def _metric_rows(reader: Any) -> list[render.MetricRow]:
+    """The server's request metrics from an in-memory reader, as the renderer's rows."""
+    rows: list[render.MetricRow] = []
     data = reader.get_metrics_data()
     for resource in data.resource_metrics if data else ():
         for scope in resource.scope_metrics:
             for metric in scope.metrics:
                 if metric.name not in (S.SERVER_REQUESTS.name, S.SERVER_OPERATION_DURATION.name):
                     continue
-                out.write(f"  {metric.name}\n")
-                for p in sorted(metric.data.data_points, key=lambda p: sorted(p.attributes.items())):
+                for p in metric.data.data_points:
                     a = p.attributes
-                    what = f"{a.get(S.MCP_METHOD_NAME)} {a.get(S.GEN_AI_TOOL_NAME, '')}".strip()
-                    label = f"{what:<30} {a.get(S.OUTCOME, ''):<13} {a.get(S.FAILURE_BOUNDARY, '')}"
+                    label = (
+                        metric.name,
+                        str(a.get(S.MCP_METHOD_NAME)),
+                        str(a.get(S.GEN_AI_TOOL_NAME, "")),
+                        str(a.get(S.OUTCOME, "")),
+                        str(a.get(S.FAILURE_BOUNDARY, "")),
+                    )
                     if hasattr(p, "count"):
-                        out.write(f"    {label:<60} n={p.count} mean={p.sum / max(p.count, 1) * 1000:.1f} ms\n")
+                        rows.append(render.MetricRow(*label, count=p.count, total=p.sum))
                     else:
-                        out.write(f"    {label:<60} {p.value}\n")
+                        rows.append(render.MetricRow(*label, value=p.value))
+    return rows
 
 
 def run(out: TextIO) -> int:
@@ -200,9 +189,9 @@ def run(out: TextIO) -> int:
             by_trace[s.context.trace_id].append(s)
     for trace_spans in sorted(by_trace.values(), key=lambda t: min(s.start_time for s in t)):
         out.write("trace\n")
-        _tree(trace_spans, out)
+        render.tree(_spans(trace_spans), out)
     out.write("\nMetrics:\n")
-    _summary(captured.reader, out)
+    render.table(_metric_rows(captured.reader), out)
     mcpobs.uninstrument()
     return 0
 
