@@ -11,6 +11,7 @@ from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
+from mcpobs._client import catalog as _catalog
 from mcpobs._client import fastmcp as _fastmcp_client
 from mcpobs._client import seams as _client
 from mcpobs._core import labels as _labels
@@ -65,6 +66,7 @@ class MCPInstrumentor(BaseInstrumentor):
         if settings.clients:
             changes.wrap(_client.patches(telemetry))
             changes.wrap(_fastmcp_client.patches(telemetry))
+            changes.on_undo("client catalogs", _catalog.reset)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         changes, self._changes = self._changes, None

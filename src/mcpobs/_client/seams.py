@@ -107,13 +107,13 @@ class ClientSeams:
         try:  # not `guarded`: this runs on every tool call, and a try costs nothing
             name = args[0] if args else kwargs.get("name")
             call = self.spans.open(instance, "tools/call", {"name": name}, None)
+            call.asked = (name, args[1] if len(args) > 1 else kwargs.get("arguments"))
             if call.fingerprints is not None:
                 kwargs = wire.with_fingerprint(kwargs, call.fingerprints[0])
             kwargs = _model.with_meta(kwargs)
             settings = self.telemetry.settings
             if settings.capture_content and call.span.is_recording():
-                arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
-                call.span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, _content.sent_arguments(arguments, settings))
+                call.span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, _content.sent_arguments(call.asked[1], settings))
         except Exception as exc:
             report("client call_tool span", exc)
         if call is None:

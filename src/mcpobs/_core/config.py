@@ -46,6 +46,9 @@ class Settings:
     """When set, `mcp.session.id` is a keyed hash of the id (HMAC-SHA256), not the id itself."""
     clients: bool = True
     """Instrument the SDK's `Client` too; False leaves outbound calls to the SDK."""
+    send_verdict: bool = True
+    """A server tells an instrumented client how it classified a failed tool call (outcome,
+    boundary, error type; in the result's `_meta`). False for a server facing third-party clients."""
     excluded_methods: frozenset[str] = frozenset()
     """Methods that get no span (their metrics are still recorded), e.g. `server/discover`."""
     server_request_hook: Hook | None = None
@@ -202,6 +205,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         record_session_id=_flag("record_session_id", kwargs.get("record_session_id", True)),
         session_id_key=_key(kwargs.get("session_id_key")),
         clients=_flag("clients", kwargs.get("clients", True)),
+        send_verdict=_flag("send_verdict", kwargs.get("send_verdict", True)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
         shutdown_timeout=_seconds("shutdown_timeout", kwargs.get("shutdown_timeout")),
         **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},
