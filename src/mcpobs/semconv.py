@@ -618,7 +618,7 @@ CLIENT_SESSION_DURATION: Final = _metric(
     _mcp_metrics.MCP_CLIENT_SESSION_DURATION,
     "histogram",
     "s",
-    "How long a `Client` stayed connected, from entering it to leaving it.",
+    "How long a `Client` (or a bare `ClientSession`) stayed connected, from entering it to leaving it.",
     _C,
     _SESSION_ATTRS + _SERVER_PEER,
     DURATION_BUCKETS,
@@ -1041,7 +1041,7 @@ def _session_rows(spec: MetricSpec) -> tuple[Requirement, ...]:
             "histogram in `s`, those buckets; one sample per handshake connection (stdio, legacy Streamable "
             "HTTP, legacy in process) when it closes; 2026-07-28 requests open no session"
             if server
-            else "histogram in `s`, those buckets; one sample per `Client`, from entering it to leaving it",
+            else "histogram in `s`, those buckets; one sample per `Client` (or bare `ClientSession`), from entering it to leaving it",
         ),
         R(
             name,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpobs import semconv as S
-from mcpobs._client import calls, classify, http, lifetime, memory, negotiation, release, wire
+from mcpobs._client import bare, calls, classify, http, lifetime, memory, negotiation, release, wire
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall, Outbound
 from mcpobs._client.classify import Classification
@@ -265,6 +265,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch.of(I.DISPATCHER_SEND, seams.jsonrpc_send),
         Patch.of(I.DISPATCHER_NOTIFY, seams.notify),
         *http.patches(telemetry.settings),
+        *bare.patches(telemetry),
         *lifetime.patches(telemetry),
         *release.patches(),
     ]

@@ -238,6 +238,17 @@ HTTP_POST = wrap(
     "what a request's POST raised: an outage, not a cancellation (_client/http.py)",
 )
 HTTP_STATUS = wrap("mcp.client.streamable_http:stream_within_origin", "a request's HTTP error status (_client/http.py)")
+SESSION_INIT = wrap(f"{_SESSION}.__init__", "a bare ClientSession: the transport it was built on (_client/bare.py)")
+SESSION_ENTER = wrap(f"{_SESSION}.__aenter__", "a bare ClientSession's duration (_client/bare.py)")
+SESSION_EXIT = wrap(f"{_SESSION}.__aexit__", "a bare ClientSession's duration (_client/bare.py)")
+STDIO_SPAWN = wrap(
+    "mcp.client.stdio:_create_platform_compatible_process",
+    "the command line stdio_client spawns: a bare ClientSession's server (_client/bare.py)",
+)
+MEMORY_CONNECT = wrap(
+    "mcp.client._memory:InMemoryTransport._connect", "an in-memory bare ClientSession's server (_client/bare.py)"
+)
+MEMORY_TRANSPORT_SERVER = read("mcp.client._memory:InMemoryTransport._server", "its server (_client/bare.py)")
 SESSION_INITIALIZED = read(
     f"{_SESSION}._initialize_result", "an initialize the session already made (_client/seams.py)"
 )
