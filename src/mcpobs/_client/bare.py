@@ -22,7 +22,6 @@ from mcpobs import semconv as S
 from mcpobs._client import http, memory
 from mcpobs._core import inventory as I
 from mcpobs._core.guard import guarded
-from mcpobs._core.labels import PIPE
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import is_cancellation
 from mcpobs._core.patches import Patch
@@ -74,11 +73,9 @@ def patches(telemetry: Telemetry) -> list[Patch]:
                     telemetry.client_session_duration.record(time.perf_counter() - start, labels)  # type: ignore[operator]
 
     def stdio_spawn(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        with guarded("bare client stdio"):
-            if not http.building():
-                command = kwargs.get("command", args[0] if args else None)
-                argv = kwargs.get("args", args[1] if len(args) > 1 else None) or ()
-                http.built(("stdio", command, *(a for a in argv if isinstance(a, str))), PIPE)
+        with guarded("client stdio server"):
+            command = kwargs.get("command", args[0] if args else None)
+            http.spawned(command, kwargs.get("args", args[1] if len(args) > 1 else None))
         return wrapped(*args, **kwargs)
 
     def memory_connect(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:

@@ -51,6 +51,37 @@ def built(server: object, network: Network | None, transport: Any = None) -> Non
         _built.set((server, network, transport))
 
 
+class StdioSpawn:
+    """A stdio server spawned while a `Client` builds its session (on a transport object)."""
+
+    __slots__ = ("parameters",)
+
+    def __init__(self, parameters: Any) -> None:
+        self.parameters = parameters
+
+
+def spawned(command: object, argv: Any) -> None:
+    """`stdio_client` spawns `command`: for the `Client` being built here, or the next bare session."""
+    from mcp.client.stdio import StdioServerParameters
+
+    if not isinstance(command, str):
+        return
+    parameters = StdioServerParameters(command=command, args=[a for a in argv or () if isinstance(a, str)])
+    collecting = _building.get()
+    if collecting is not None:
+        collecting.append(StdioSpawn(parameters))
+    else:
+        _built.set((parameters, _labels.PIPE, None))
+
+
+def stdio_of(built: list[Any]) -> Any:
+    """The parameters of the stdio server a session was built on, if it was."""
+    for transport in built:
+        if isinstance(transport, StdioSpawn):
+            return transport.parameters
+    return None
+
+
 def take_built() -> tuple[object, Network | None, Any] | None:
     """The transport last built here for a bare session, once (None inside a `Client`'s build)."""
     pending = _built.get()
@@ -76,13 +107,14 @@ def own(built: list[Any], memory: SessionMemory | None) -> None:
     """Tie the transports built for a session to its memory."""
     if memory is not None:
         for transport in built:
-            _owners[transport] = memory
+            if not isinstance(transport, StdioSpawn):
+                _owners[transport] = memory
 
 
 def url_of(built: list[Any]) -> str | None:
     """The URL of the Streamable HTTP transport a session was built on, if it was."""
     for transport in built:
-        url = getattr(transport, "url", None)
+        url = None if isinstance(transport, StdioSpawn) else getattr(transport, "url", None)
         if isinstance(url, str):
             return url
     return None

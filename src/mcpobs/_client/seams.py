@@ -204,9 +204,10 @@ class ClientSeams:
             built = http.finish_building(token)
         with guarded("client connection attributes"):
             server = instance.server
-            if not isinstance(server, str):
-                server = http.url_of(built) or server  # a Client built on a transport object
-            http.own(built, memory.remember_connection(session, server, by_url=server is not instance.server))
+            if not isinstance(server, str):  # a Client built on a transport object: HTTP, stdio, or else
+                server = http.url_of(built) or http.stdio_of(built) or server
+            by_url = isinstance(server, str) and server is not instance.server
+            http.own(built, memory.remember_connection(session, server, by_url=by_url))
         return session
 
 
