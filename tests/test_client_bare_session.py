@@ -102,3 +102,15 @@ async def test_a_bare_session_in_memory_shares_its_servers_catalog_and_records_i
         await session.call_tool("get_order_status", {"order_id": "O-7144"})
     assert len(mcpobs_telemetry.spans_named("tools/call get_order_status", SpanKind.CLIENT)) == 2
     assert len(_session_durations(mcpobs_telemetry)) == 2
+
+
+async def test_a_client_on_a_stdio_transport_object_is_a_pipe(mcpobs_telemetry, tmp_path: Path):
+    """openai-agents builds `Client(stdio_client(params))`: the command line it spawns says stdio."""
+    from mcp import Client
+
+    async with Client(stdio_client(stdio_params(tmp_path / "spans.jsonl"))) as client:
+        await client.call_tool("get_order_status", {"order_id": "O-1873"})
+    (call,) = mcpobs_telemetry.spans_named("tools/call get_order_status", SpanKind.CLIENT)
+    assert call.attributes[S.NETWORK_TRANSPORT] == "pipe"
+    (session,) = _session_durations(mcpobs_telemetry)
+    assert session[S.NETWORK_TRANSPORT] == "pipe"
