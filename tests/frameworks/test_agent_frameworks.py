@@ -68,9 +68,12 @@ async def openai_agents(target: Any) -> list[str]:
 
 
 async def pydantic_ai(target: Any) -> list[str]:
+    import fastmcp
+    from fastmcp.client.transports import StdioTransport
     from pydantic_ai.mcp import MCPToolset
 
-    toolset = MCPToolset(target)
+    stdio = None if isinstance(target, str) else StdioTransport(target.command, target.args, env=target.env)
+    toolset = MCPToolset(target if stdio is None else fastmcp.Client(stdio))
     async with toolset:
         return await _each(toolset.direct_call_tool)
 
@@ -170,14 +173,16 @@ async def test_a_framework_over_http_agrees_with_the_server(mcpobs_telemetry, fr
     assert client_table == server_table
 
 
-STDIO = ["openai-agents", "llama-index", "fastmcp.Client"]
-"""The frameworks that offer stdio here (pydantic-ai's MCPToolset does too, from a script path; not driven)."""
+STDIO = ["openai-agents", "pydantic-ai", "llama-index", "fastmcp.Client"]
+"""Each offers stdio (pydantic-ai through the `fastmcp.Client` it is given)."""
 
 
+@pytest.mark.parametrize("server_kind", ["mcpserver", "fastmcp"])
 @pytest.mark.parametrize("framework", STDIO)
-async def test_a_framework_over_stdio_agrees_with_the_server(mcpobs_telemetry, framework, tmp_path: Path):
+async def test_a_framework_over_stdio_agrees_with_the_server(mcpobs_telemetry, framework, server_kind, tmp_path: Path):
     spans_file = tmp_path / "spans.jsonl"
-    await FRAMEWORKS[framework](stdio_params(spans_file))
+    env = {"MCPOBS_TEST_SERVER": "fastmcp"} if server_kind == "fastmcp" else None
+    await FRAMEWORKS[framework](stdio_params(spans_file, env=env))
     calls = sorted(
         (s for s in mcpobs_telemetry.spans() if s.kind is SpanKind.CLIENT and s.name.startswith("tools/call")),
         key=lambda s: s.start_time,
@@ -196,7 +201,7 @@ async def test_a_framework_over_stdio_agrees_with_the_server(mcpobs_telemetry, f
     assert [c.name for c, _ in pairs] == [s["name"] for _, s in pairs if s is not None]
     client_table = [_verdict(c.attributes) for c, _ in pairs]
     server_table = [_verdict(s["attributes"]) for _, s in pairs if s is not None]
-    _record(framework, "mcpserver", "stdio", client_table, server_table)
+    _record(framework, server_kind, "stdio", client_table, server_table)
     assert server_table == EXPECTED
     assert client_table == server_table
 
