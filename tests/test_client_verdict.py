@@ -196,3 +196,16 @@ def test_the_catalogs_are_bounded_per_server_in_total_and_in_servers(monkeypatch
         assert catalog.judge(three, "tools/call", "c", {}, replied) == catalog.UNLISTED
     finally:
         catalog.reset()
+
+
+async def test_a_fastmcp_server_sends_its_verdict_too(mcpobs_telemetry):
+    from fastmcp_shop import create_server as create_fastmcp
+
+    with serve_http(create_fastmcp().http_app()) as base:
+        async with Client(base + "/mcp") as client:
+            await _call_all(client)
+    server = [v[:2] for v in _verdicts(mcpobs_telemetry, SpanKind.SERVER)]
+    client = _verdicts(mcpobs_telemetry, SpanKind.CLIENT)
+    assert server == [SERVER_SAYS[label] for label, _, _ in CALLS]
+    assert [v[:2] for v in client] == server
+    assert [v[2] for v in client] == [None, "server", "server", "server", "server"]
