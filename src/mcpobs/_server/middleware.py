@@ -110,8 +110,10 @@ class ServerMiddleware:
             raise
         self._leave(call)
         cls = self._finish(call, ctx, result, None)
-        if cls is not None and cls.outcome in _verdict.FAILED and self._verdict and call.method == "tools/call":
+        if cls is not _outcome.OK and cls is not None and call.method == "tools/call" and self._verdict:
             try:  # a failed call only: the ok path pays one identity check
+                if cls.outcome not in _verdict.FAILED:
+                    return result
                 return _verdict.stamp(result, cls)
             except Exception as err:
                 report("server verdict", err)
