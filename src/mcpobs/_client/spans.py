@@ -31,7 +31,7 @@ _ASKING = frozenset({"tools/call", "prompts/get"})
 def _arguments(request: Any) -> object:
     """The arguments a tools/call or prompts/get request carries (never recorded: only judged)."""
     params = getattr(request, "params", None)
-    if isinstance(params, Mapping):
+    if type(params) is dict or isinstance(params, Mapping):
         return cast("Mapping[str, object]", params).get("arguments")
     return getattr(params, "arguments", None)
 
@@ -87,7 +87,8 @@ class ClientSpans:
             memory.remember_handshake(session, span.get_span_context())
             call.holder = negotiation.holding(session)
         if raw is not None and known in _ASKING:
-            call.asked = (raw, _arguments(request))
+            # `call_tool` (most tool calls) passes no request and sets the arguments itself
+            call.asked = (raw, None if request is None else _arguments(request))
         if known == "tools/call" and remembered is not None and remembered.listing:
             call.fingerprints = memory.fingerprints(remembered, raw)
         return call
