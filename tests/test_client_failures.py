@@ -245,7 +245,8 @@ async def test_a_client_on_a_transport_object_has_network_labels_and_sends_trace
     assert probe.attributes[S.SERVER_PORT] == port
     assert probe.attributes[S.NETWORK_TRANSPORT] == "tcp"
     assert probe.attributes[S.NETWORK_PROTOCOL_NAME] == "http"
-    assert S.NETWORK_PROTOCOL_VERSION not in probe.attributes  # the host's HTTP client may speak any
+    # the host's HTTP client may speak any version: the one it spoke is learned from the response
+    assert probe.attributes[S.NETWORK_PROTOCOL_VERSION] == "1.1"
     assert seen and all("traceparent" in headers for headers in seen)
     assert f"{probe.context.trace_id:032x}" in seen[0]["traceparent"]
 
@@ -340,13 +341,16 @@ async def test_every_failed_client_span_says_where_it_stopped(mcpobs_telemetry):
         with pytest.raises(MCPError):
             await client.get_prompt("no_such_prompt")
     (tool,) = client_spans(mcpobs_telemetry, "tools/call")  # never listed: not named
-    assert tool.attributes[S.FAILURE_BOUNDARY] == "handler"
+    # an isError result on the wire; the server's verdict in its `_meta` says whose mistake it was
+    assert outcome_of(tool)[:2] == ("client_error", "discovery")
+    assert tool.attributes[S.OUTCOME_SOURCE] == "server"
     (unknown,) = client_spans(mcpobs_telemetry, "_OTHER")
     assert outcome_of(unknown) == ("client_error", "capability", "-32601", None)
-    # MCPServer answers an unknown prompt with a plain error (code 0 here): the client can only say
-    # what the wire said; the server's span says whose mistake it was
+    # MCPServer answers an unknown prompt with a plain error (code 0 here), and this client never
+    # listed the prompts: it can only say what the wire said; the server's span says whose mistake it was
     (asked,) = client_spans(mcpobs_telemetry, "prompts/get")  # never listed: not named
     assert outcome_of(asked)[:2] == ("server_error", "handler")
+    assert S.OUTCOME_SOURCE not in asked.attributes
     (answered,) = mcpobs_telemetry.spans_named("prompts/get", SpanKind.SERVER)
     assert answered.attributes[S.OUTCOME] == "client_error"
     assert answered.attributes[S.FAILURE_BOUNDARY] == "discovery"

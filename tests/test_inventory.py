@@ -66,6 +66,26 @@ def test_declared_instruments_match_what_is_tested():
     assert version("mcp") in inventory.MCP_TESTED
     fastmcp = Requirement("fastmcp " + inventory.SUPPORTED["fastmcp"])
     assert all(fastmcp.specifier.contains(v) for v in inventory.FASTMCP_TESTED)
+    assert version("fastmcp") in inventory.FASTMCP_TESTED  # this venv's (the dev pin, or scripts/test-fastmcp-4.1's)
+
+
+def test_a_release_outside_the_tested_series_is_named_with_the_tested_ones():
+    """FastMCP 4.0.11 passes the FastMCP tests, but is not tested here each run: instrument() says so."""
+    message = inventory.untested("fastmcp", "4.0.11")
+    assert message is not None
+    assert "fastmcp 4.0.11 is installed" in message and "4.1.7, 4.2.3" in message
+    assert inventory.untested("fastmcp", "4.1.2") is None  # a tested minor series
+    assert inventory.untested("fastmcp", "4.2.9") is None
+    assert inventory.untested("fastmcp", "4.3.0") is not None
+    assert inventory.untested("mcp", "2.3.4") is None
+    assert inventory.untested("mcp", "2.4.0") is not None
+
+
+def test_the_tested_releases_installed_here_warn_of_nothing(caplog):
+    inventory._version_warned.clear()
+    with caplog.at_level("WARNING", logger="mcpobs"):
+        inventory.warn_untested()  # what instrument() runs first, on this venv's real metadata
+    assert not [r for r in caplog.records if "is installed, but mcpobs is tested" in r.getMessage()]
 
 
 @pytest.mark.anyio

@@ -11,11 +11,13 @@ from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
+from mcpobs._client import catalog as _catalog
 from mcpobs._client import fastmcp as _fastmcp_client
 from mcpobs._client import seams as _client
 from mcpobs._core import labels as _labels
 from mcpobs._core.config import InEffect, settings_from
-from mcpobs._core.inventory import SUPPORTED
+from mcpobs._core.guard import guarded
+from mcpobs._core.inventory import SUPPORTED, warn_untested
 from mcpobs._core.patches import Changes
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import cancellation as _cancellation
@@ -50,6 +52,8 @@ class MCPInstrumentor(BaseInstrumentor):
 
     def _instrument(self, **kwargs: Any) -> None:
         settings = settings_from(kwargs)
+        with guarded("release check"):
+            warn_untested()
         self.in_effect = InEffect(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         telemetry = Telemetry(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         changes = self._changes = Changes()
@@ -67,6 +71,7 @@ class MCPInstrumentor(BaseInstrumentor):
         if settings.clients:
             changes.wrap(_client.patches(telemetry))
             changes.wrap(_fastmcp_client.patches(telemetry))
+            changes.on_undo("client catalogs", _catalog.reset)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         changes, self._changes = self._changes, None

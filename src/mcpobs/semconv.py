@@ -106,6 +106,7 @@ __all__ = [
     "META_MODEL",
     "META_SCHEMA_FINGERPRINT",
     "META_SERVER_INFO",
+    "META_VERDICT",
     "METRICS",
     "MISSING_CLIENT_CAPABILITY",
     "MRTR_INPUT_METHODS",
@@ -116,6 +117,7 @@ __all__ = [
     "OTEL_METRIC_OVERFLOW",
     "OTHER",
     "OUTCOME",
+    "OUTCOME_SOURCE",
     "OUTPUT_VALIDATION",
     "PROGRESS_CAPPED",
     "PROGRESS_DROPPED",
@@ -180,6 +182,7 @@ __all__ = [
     "MetricSpec",
     "Origin",
     "Outcome",
+    "OutcomeSource",
     "Requirement",
     "SubscriptionDirection",
     "SubscriptionEvent",
@@ -240,6 +243,19 @@ class Boundary(StrEnum):
     DISCOVERY = "discovery"
     ARGUMENTS = "arguments"
     HANDLER = "handler"
+
+
+class OutcomeSource(StrEnum):
+    """Who decided a failed client call's outcome and boundary (``mcpobs.outcome.source``).
+
+    Absent when the reply itself said (a JSON-RPC error code, an HTTP status, an exception).
+    At 2026-07-28 an unknown tool, bad arguments and a crash all come back as an `isError`
+    result: then the server's own classification (`META_VERDICT`) decides, else what the
+    client listed (a name it never listed, arguments its listed schema refuses).
+    """
+
+    SERVER = "server"
+    LISTING = "listing"
 
 
 LATENCY_OUTCOMES: Final = frozenset({Outcome.OK, Outcome.TOOL_ERROR, Outcome.SERVER_ERROR, Outcome.CLIENT_ERROR})
@@ -407,6 +423,12 @@ OUTCOME: Final = _attr("mcpobs.outcome", "How the request ended: one of `Outcome
 FAILURE_BOUNDARY: Final = _attr(
     "mcpobs.failure.boundary", "Where a request that was not ok stopped: one of `Boundary`.", _M, _REQ
 )
+OUTCOME_SOURCE: Final = _attr(
+    "mcpobs.outcome.source",
+    "Who decided a client span's outcome and boundary when the reply alone could not: one of `OutcomeSource`.",
+    _M,
+    "client tools/call and prompts/get spans that failed",
+)
 CANCEL_REASON: Final = _attr(
     "mcpobs.cancel.reason", "The peer's reason for cancelling, bounded; only with record_error_messages.", _M, _REQ
 )
@@ -572,6 +594,10 @@ META_MODEL: Final = "dev.mcpobs/model"
 """`_meta` key carrying the model behind a call to the server, with `mcpobs.model(..., send=True)`."""
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 """`_meta` key in which a 2026-07-28 server stamps its name and version on every result (the spec's)."""
+META_VERDICT: Final = "dev.mcpobs/verdict"
+"""`_meta` key in which a server running mcpobs tells the client how it classified a failed tool call:
+`{"outcome": ..., "boundary": ..., "errorType": ...}`, values of `Outcome`, `Boundary` and the
+registry's own error types only (no text anyone wrote); `instrument(send_verdict=False)` turns it off."""
 
 # --- Events --------------------------------------------------------------------------------
 
@@ -685,7 +711,7 @@ CLIENT_SESSION_DURATION: Final = _metric(
     _mcp_metrics.MCP_CLIENT_SESSION_DURATION,
     "histogram",
     "s",
-    "How long a `Client` stayed connected, from entering it to leaving it.",
+    "How long a `Client` (or a bare `ClientSession`) stayed connected, from entering it to leaving it.",
     _C,
     _SESSION_ATTRS + _SERVER_PEER,
     DURATION_BUCKETS,
@@ -1132,7 +1158,7 @@ def _session_rows(spec: MetricSpec) -> tuple[Requirement, ...]:
             "histogram in `s`, those buckets; one sample per handshake connection (stdio, legacy Streamable "
             "HTTP, legacy in process) when it closes; 2026-07-28 requests open no session"
             if server
-            else "histogram in `s`, those buckets; one sample per `Client`, from entering it to leaving it",
+            else "histogram in `s`, those buckets; one sample per `Client` (or bare `ClientSession`), from entering it to leaving it",
         ),
         R(
             name,

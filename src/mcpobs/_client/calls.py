@@ -26,16 +26,21 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from mcpobs import semconv as S
-from mcpobs._client import classify, memory, release
+from mcpobs._client import catalog, classify, memory, release
 from mcpobs._client.names import ClientNames, listed
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outcome as _outcome
+from mcpobs._core import verdict as _verdict
 from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets
 from mcpobs._core.methods import input_methods
 from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.telemetry import Telemetry, end_once
+
+_JUDGED = frozenset({S.Boundary.HANDLER, S.Boundary.ARGUMENTS})
+"""Where an error reply's code puts a failure the listing may place better (an unknown prompt
+answered with -32602 or -32603)."""
 
 
 class Outbound(NamedTuple):
@@ -78,6 +83,7 @@ class ClientCall:
     """One outbound request (or notification) and its span."""
 
     __slots__ = (
+        "asked",
         "awaiting_send",
         "cls",
         "context",
@@ -128,6 +134,8 @@ class ClientCall:
         """Attributes learned from the reply (the release that answered, the model), written with the outcome."""
         self.unlisted: str | None = None
         """The tool name sent before the session listed it (tools/call only): see `_name_late`."""
+        self.asked: tuple[object, object] | None = None
+        """(name, arguments) a tools/call or prompts/get asked for: what a failure is judged by."""
 
     # -- what happened ------------------------------------------------------------------------
 
@@ -144,7 +152,9 @@ class ClientCall:
             self.elapsed = time.perf_counter() - self.start
             self.cls = cls = classify.from_result(result)
             self._answered(result)
-            if cls is _outcome.PENDING_INPUT and span.is_recording():
+            if cls is classify.TOOL_ERROR:  # the wire cannot say which: the server's verdict, or the listing's
+                self.cls = self._judged(cls, _verdict.read(result))
+            elif cls is _outcome.PENDING_INPUT and span.is_recording():
                 span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
             elif self.method == "tools/list":
                 memory.remember_listing(self.session, result)
@@ -162,11 +172,34 @@ class ClientCall:
         """The request raised: no reply, or an error reply the SDK raised as `MCPError`."""
         try:
             self.elapsed = time.perf_counter() - self.start
-            self.cls = classify.from_exception(exc, self.http_status, self.failure)
+            self.cls = cls = classify.from_exception(exc, self.http_status, self.failure)
             self.description = self.recorder.telemetry.privacy.description(self.failure or exc)
             self._answered(None)
+            if self.asked is not None and cls.rpc_code is not None and cls.boundary in _JUDGED:
+                self.cls = self._judged(cls, None)
         except Exception as err:
             report("client classification", err)
+
+    def _judged(self, replied: Classification, verdict: Classification | None) -> Classification:
+        """A failure the reply cannot place: the server's verdict, else what the listing proves, else `replied`."""
+        if verdict is not None:
+            source = S.OutcomeSource.SERVER
+        else:
+            asked = self.asked
+            if asked is None:
+                return replied
+            remembered = memory.remembered(self.session)
+            verdict = catalog.judge(
+                remembered.catalog if remembered is not None else None, self.method, asked[0], asked[1], replied
+            )
+            if verdict is None:
+                return replied
+            source = S.OutcomeSource.LISTING
+        extra = self.extra
+        if extra is None:
+            extra = self.extra = {}
+        extra[S.OUTCOME_SOURCE] = source.value
+        return verdict
 
     def _answered(self, result: Any) -> None:
         """The release that answered (`result` None: none did), in the labels and on the span."""
@@ -227,7 +260,7 @@ class ClientCall:
         so a host that never lists still gets its tools named; a failed call stays `_OTHER`.
         """
         name, self.unlisted = self.unlisted, None
-        bounded = self.recorder.names.bound(name, listed(self.session, "tools/call", None))
+        bounded = self.recorder.names.bound(name, *listed(self.session, "tools/call", memory.remembered(self.session)))
         if bounded == S.OTHER:
             return
         known, version, target_attr, _, network = self.labels_key

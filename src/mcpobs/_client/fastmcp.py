@@ -21,7 +21,7 @@ import weakref
 from typing import Any
 
 from mcpobs import semconv as S
-from mcpobs._client import memory
+from mcpobs._client import bare, memory
 from mcpobs._core import inventory as I
 from mcpobs._core.guard import guarded
 from mcpobs._core.labels import PIPE, Network
@@ -59,12 +59,15 @@ def patches(telemetry: Telemetry) -> list[Patch]:
     async def negotiate(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         with guarded("fastmcp client connection"):
             session = _session(instance)
-            if session is not None and memory.remembered(session) is None:
-                network = _network(instance.transport)
-                if network is not None:
-                    memory.remember_network(
-                        session, network, memory.connection_peer(getattr(instance.transport, "url", None))
-                    )
+            if session is not None:
+                remembered = memory.remembered(session)
+                if remembered is None or remembered.network is None:
+                    network = _network(instance.transport)
+                    if network is not None:
+                        memory.remember_network(
+                            session, network, memory.connection_peer(getattr(instance.transport, "url", None))
+                        )
+                bare.disown(session)  # its duration is the Client's, recorded below
                 _started[instance] = (session, time.perf_counter())
         return await wrapped(*args, **kwargs)
 

@@ -21,17 +21,74 @@ import weakref
 from contextvars import ContextVar, Token
 from typing import Any, cast
 
-from mcpobs._client import calls
+from mcpobs import semconv as S
+from mcpobs._client import calls, memory
 from mcpobs._client.memory import SessionMemory
 from mcpobs._core import inventory as I
+from mcpobs._core import labels as _labels
 from mcpobs._core.config import Settings
 from mcpobs._core.guard import guarded, report
+from mcpobs._core.labels import Network
 from mcpobs._core.outcome import is_cancellation
 from mcpobs._core.patches import Patch
 from mcpobs._core.session_id import session_attribute
 
 _building: ContextVar[list[Any] | None] = ContextVar("mcpobs_client_transports", default=None)
 _owners: weakref.WeakKeyDictionary[Any, SessionMemory] = weakref.WeakKeyDictionary()
+_built: ContextVar[tuple[object, Network | None, Any] | None] = ContextVar("mcpobs_bare_transport", default=None)
+"""(server, network labels, HTTP transport or None) of the transport a host last built itself in
+this context, outside a `Client`: the next bare `ClientSession` made here is on it (`bare`)."""
+
+
+def building() -> bool:
+    """Whether a `Client` is building its session in this context."""
+    return _building.get() is not None
+
+
+def built(server: object, network: Network | None, transport: Any = None) -> None:
+    """A host built a transport in this context (`streamable_http_client`, `stdio_client`, in memory)."""
+    if _building.get() is None:
+        _built.set((server, network, transport))
+
+
+class StdioSpawn:
+    """A stdio server spawned while a `Client` builds its session (on a transport object)."""
+
+    __slots__ = ("parameters",)
+
+    def __init__(self, parameters: Any) -> None:
+        self.parameters = parameters
+
+
+def spawned(command: object, argv: Any) -> None:
+    """`stdio_client` spawns `command`: for the `Client` being built here, or the next bare session."""
+    from mcp.client.stdio import StdioServerParameters
+
+    if not isinstance(command, str):
+        return
+    parameters = StdioServerParameters(command=command, args=[a for a in argv or () if isinstance(a, str)])
+    collecting = _building.get()
+    if collecting is not None:
+        collecting.append(StdioSpawn(parameters))
+    else:
+        _built.set((parameters, _labels.PIPE, None))
+
+
+def stdio_of(built: list[Any]) -> Any:
+    """The parameters of the stdio server a session was built on, if it was."""
+    for transport in built:
+        if isinstance(transport, StdioSpawn):
+            return transport.parameters
+    return None
+
+
+def take_built() -> tuple[object, Network | None, Any] | None:
+    """The transport last built here for a bare session, once (None inside a `Client`'s build)."""
+    pending = _built.get()
+    if pending is None or _building.get() is not None:
+        return None
+    _built.set(None)
+    return pending
 
 
 def start_building() -> Token[list[Any] | None]:
@@ -50,13 +107,14 @@ def own(built: list[Any], memory: SessionMemory | None) -> None:
     """Tie the transports built for a session to its memory."""
     if memory is not None:
         for transport in built:
-            _owners[transport] = memory
+            if not isinstance(transport, StdioSpawn):
+                _owners[transport] = memory
 
 
 def url_of(built: list[Any]) -> str | None:
     """The URL of the Streamable HTTP transport a session was built on, if it was."""
     for transport in built:
-        url = getattr(transport, "url", None)
+        url = None if isinstance(transport, StdioSpawn) else getattr(transport, "url", None)
         if isinstance(url, str):
             return url
     return None
@@ -74,9 +132,13 @@ class _Watched:
     async def __aenter__(self) -> Any:
         response = await self._cm.__aenter__()
         try:
+            call = self._call
             status = int(response.status_code)
             if status >= 400:
-                self._call.http_status = status
+                call.http_status = status
+            network = call.labels_key[4]
+            if network is not None and S.NETWORK_PROTOCOL_VERSION not in network.labels:
+                _learn_version(call, network, response)
         except Exception as exc:
             report("client HTTP status", exc)
         return response
@@ -85,12 +147,38 @@ class _Watched:
         return await self._cm.__aexit__(*exc_info)
 
 
+def _learn_version(call: calls.ClientCall, network: Network, response: Any) -> None:
+    """The HTTP version the server answered with, for a transport on the host's own HTTP client.
+
+    Such a client may speak HTTP/1.1 or HTTP/2, so the session's labels start without a version;
+    the first response says which (`httpx.Response.http_version`), and the session keeps it.
+    """
+    if network.labels.get(S.NETWORK_PROTOCOL_NAME) != "http":
+        return
+    spoken = getattr(response, "http_version", None)
+    version = spoken.removeprefix("HTTP/") if isinstance(spoken, str) else None
+    if version not in _labels.HTTP_VERSIONS:
+        return
+    where = {k: v for k, v in network.labels.items() if k in (S.SERVER_ADDRESS, S.SERVER_PORT)}
+    learned = _labels.http_network(version, where)
+    if memory.remembered(call.session) is not None:
+        memory.remember_network(call.session, learned)
+    call.labels_key = (*call.labels_key[:4], learned)
+    if call.span.is_recording():
+        call.span.set_attribute(S.NETWORK_PROTOCOL_VERSION, version)
+
+
 def patches(settings: Settings) -> list[Patch]:
     def transport_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
         wrapped(*args, **kwargs)
-        built = _building.get()
-        if built is not None:
-            built.append(instance)
+        collecting = _building.get()
+        if collecting is not None:
+            collecting.append(instance)
+            return
+        with guarded("bare client transport"):
+            url = getattr(instance, "url", None)
+            if isinstance(url, str):  # the host's own `streamable_http_client`: its HTTP client may speak any version
+                built(url, memory.connection_network(url, by_url=True), instance)
 
     def session_id_from(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
         wrapped(*args, **kwargs)

@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 from opentelemetry.trace import SpanContext
 
 from mcpobs import semconv as S
+from mcpobs._client import catalog as _catalog
+from mcpobs._client.catalog import ServerCatalog
 from mcpobs._core import labels as _labels
 from mcpobs._core.labels import Network
 
@@ -24,7 +26,7 @@ MAX_LISTED = 4096
 
 
 class SessionMemory:
-    __slots__ = ("answering", "handshake", "listing", "network", "peer", "prompts", "session_id")
+    __slots__ = ("answering", "catalog", "handshake", "listing", "network", "peer", "session_id")
 
     def __init__(self) -> None:
         self.network: Network | None = None
@@ -36,8 +38,9 @@ class SessionMemory:
         self.session_id: str | None = None
         """`mcp.session.id` (or its keyed hash) of a legacy Streamable HTTP session."""
         self.listing: dict[str, Any] | None = None
-        self.prompts: set[str] | None = None
-        """The prompt names the session listed (at most `MAX_LISTED`): the only ones that name spans."""
+        self.catalog: ServerCatalog | None = None
+        """What the sessions to this session's server listed (`catalog`): the names that name spans,
+        the schemas a failed call is judged by. The session's own when its server is not known."""
         self.handshake: SpanContext | None = None
         """The span of the session's last `initialize` or `server/discover`: what it negotiated."""
 
@@ -58,11 +61,32 @@ def remembered(session: Any) -> SessionMemory | None:
 
 
 def remember_connection(session: Any, server: object, by_url: bool = False) -> SessionMemory | None:
-    """`by_url`: `server` is the URL of a transport the host built (its HTTP client may speak any version)."""
+    """`by_url`: `server` is the URL of a transport the host built (its HTTP client may speak any version).
+
+    The session then shares its server's catalog (an in-process server has no network labels,
+    but a catalog all the same)."""
+    remember_server(session, server)
     network = connection_network(server, by_url)
     if network is None:
         return None
     return remember_network(session, network, connection_peer(server))
+
+
+def remember_server(session: Any, server: object) -> SessionMemory:
+    """The session talks to `server` (a URL, stdio parameters, a server object): its catalog is that server's."""
+    memory = _memory(session)
+    if memory.catalog is None:
+        memory.catalog = _catalog.for_server(_catalog.server_key(server))
+    return memory
+
+
+def catalog_of(session: Any) -> ServerCatalog:
+    """The catalog a session's listings go to: its server's, else its own."""
+    memory = _memory(session)
+    found = memory.catalog
+    if found is None:
+        found = memory.catalog = ServerCatalog()
+    return found
 
 
 def remember_network(session: Any, network: Network, peer: dict[str, Any] | None = None) -> SessionMemory:
@@ -86,6 +110,7 @@ def remember_handshake(session: Any, span_context: SpanContext) -> None:
 
 def remember_listing(session: Any, result: Any) -> None:
     memory = _memory(session)
+    _catalog.learn_tools(catalog_of(session), result)
     listing = memory.listing
     if listing is None:
         listing = memory.listing = {}
@@ -96,16 +121,7 @@ def remember_listing(session: Any, result: Any) -> None:
 
 
 def remember_prompts(session: Any, result: Any) -> None:
-    memory = _memory(session)
-    prompts = memory.prompts
-    if prompts is None:
-        prompts = memory.prompts = set()
-    for prompt in getattr(result, "prompts", None) or ():
-        if len(prompts) >= MAX_LISTED:
-            break
-        name = getattr(prompt, "name", None)
-        if isinstance(name, str):
-            prompts.add(name)
+    _catalog.learn_prompts(catalog_of(session), result)
 
 
 def fingerprints(memory: SessionMemory, name: object) -> tuple[str, str] | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpobs import semconv as S
-from mcpobs._client import calls, classify, http, lifetime, memory, negotiation, release, wire
+from mcpobs._client import bare, calls, classify, http, lifetime, memory, negotiation, release, wire
 from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall, Outbound
 from mcpobs._client.classify import Classification
@@ -108,13 +108,13 @@ class ClientSeams:
         try:  # not `guarded`: this runs on every tool call, and a try costs nothing
             name = args[0] if args else kwargs.get("name")
             call = self.spans.open(instance, "tools/call", {"name": name}, None)
+            call.asked = (name, args[1] if len(args) > 1 else kwargs.get("arguments"))
             if call.fingerprints is not None:
                 kwargs = wire.with_fingerprint(kwargs, call.fingerprints[0])
             kwargs = _model.with_meta(kwargs)
             settings = self.telemetry.settings
             if settings.capture_content and call.span.is_recording():
-                arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
-                call.span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, _content.sent_arguments(arguments, settings))
+                call.span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, _content.sent_arguments(call.asked[1], settings))
         except Exception as exc:
             report("client call_tool span", exc)
         if call is None:
@@ -205,9 +205,10 @@ class ClientSeams:
             built = http.finish_building(token)
         with guarded("client connection attributes"):
             server = instance.server
-            if not isinstance(server, str):
-                server = http.url_of(built) or server  # a Client built on a transport object
-            http.own(built, memory.remember_connection(session, server, by_url=server is not instance.server))
+            if not isinstance(server, str):  # a Client built on a transport object: HTTP, stdio, or else
+                server = http.url_of(built) or http.stdio_of(built) or server
+            by_url = isinstance(server, str) and server is not instance.server
+            http.own(built, memory.remember_connection(session, server, by_url=by_url))
         return session
 
 
@@ -267,6 +268,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch.of(I.DISPATCHER_SEND, seams.jsonrpc_send),
         Patch.of(I.DISPATCHER_NOTIFY, seams.notify),
         *http.patches(telemetry.settings),
+        *bare.patches(telemetry),
         *lifetime.patches(telemetry),
         *release.patches(),
     ]

@@ -8,7 +8,7 @@ the negotiation (`negotiation`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, Span, SpanKind
@@ -24,6 +24,16 @@ from mcpobs._core.names import bounded_version
 from mcpobs._core.telemetry import Telemetry
 
 _HANDSHAKES = frozenset({"initialize", "server/discover"})
+_ASKING = frozenset({"tools/call", "prompts/get"})
+"""Methods whose failure the client's listing may place (`catalog.judge`): it keeps what they asked."""
+
+
+def _arguments(request: Any) -> object:
+    """The arguments a tools/call or prompts/get request carries (never recorded: only judged)."""
+    params = getattr(request, "params", None)
+    if type(params) is dict or isinstance(params, Mapping):
+        return cast("Mapping[str, object]", params).get("arguments")
+    return getattr(params, "arguments", None)
 
 
 class ClientSpans:
@@ -49,7 +59,7 @@ class ClientSpans:
         if target_attr is not None and params:
             raw = params.get("name")
             if raw is not None:
-                bounded = self.names.bound(raw, listed(session, known, remembered))
+                bounded = self.names.bound(raw, *listed(session, known, remembered))
                 target = None if bounded == S.OTHER else bounded
         network = remembered.network if remembered is not None else None
         labels_key = (known, version, target_attr if bounded is not None else None, bounded, network)
@@ -80,6 +90,9 @@ class ClientSpans:
         if known in _HANDSHAKES:
             memory.remember_handshake(session, span.get_span_context())
             call.holder = negotiation.holding(session)
+        if raw is not None and known in _ASKING:
+            # `call_tool` (most tool calls) passes no request and sets the arguments itself
+            call.asked = (raw, None if request is None else _arguments(request))
         if known == "tools/call" and remembered is not None and remembered.listing:
             call.fingerprints = memory.fingerprints(remembered, raw)
         return call

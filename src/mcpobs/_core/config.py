@@ -50,6 +50,9 @@ class Settings:
     Off by default: about 47k instructions (2%) on a trivial in-memory call (docs/benchmarks.md)."""
     clients: bool = True
     """Instrument the SDK's `Client` too; False leaves outbound calls to the SDK."""
+    send_verdict: bool = True
+    """A server tells an instrumented client how it classified a failed tool call (outcome,
+    boundary, error type; in the result's `_meta`). False for a server facing third-party clients."""
     excluded_methods: frozenset[str] = frozenset()
     """Methods that get no span (their metrics are still recorded), e.g. `server/discover`."""
     server_request_hook: Hook | None = None
@@ -238,6 +241,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         raw_resource_uris=_flag("raw_resource_uris", kwargs.get("raw_resource_uris", False)),
         record_progress_messages=_flag("record_progress_messages", kwargs.get("record_progress_messages", True)),
         send_baggage=_flag("send_baggage", kwargs.get("send_baggage", False)),
+        send_verdict=_flag("send_verdict", kwargs.get("send_verdict", True)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
         shutdown_timeout=_seconds("shutdown_timeout", kwargs.get("shutdown_timeout")),
         **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},

@@ -31,6 +31,53 @@ SUPPORTED = {"mcp": ">= 2.3.0, < 3", "fastmcp": ">= 4.1, < 5"}
 """The ranges mcpobs declares: `mcp` is required (`MCPInstrumentor.instrumentation_dependencies`);
 `fastmcp` is adapted to when installed."""
 
+_DISTRIBUTIONS = {"mcp": ("mcp",), "fastmcp": ("fastmcp", "fastmcp-slim")}
+"""The distributions that install each package (pydantic-ai brings `fastmcp-slim`)."""
+
+
+def tested(package: str) -> tuple[str, ...]:
+    return MCP_TESTED if package == "mcp" else FASTMCP_TESTED
+
+
+def untested(package: str, installed: str) -> str | None:
+    """The warning for `installed`, a release of `package` in no minor series tested here; else None."""
+
+    def minor(version: str) -> tuple[str, ...]:
+        return tuple(version.split(".")[:2])
+
+    if minor(installed) in {minor(v) for v in tested(package)}:
+        return None
+    return (
+        f"mcpobs: {package} {installed} is installed, but mcpobs is tested with {package} "
+        f"{', '.join(sorted(tested(package)))} (declared: {package} {SUPPORTED[package]}). "
+        f"It may work (a seam it cannot find is named in a warning and left alone); to be sure, "
+        f"install a tested release, e.g. pip install '{package}=={max(tested(package))}'."
+    )
+
+
+_version_warned: set[str] = set()
+
+
+def warn_untested() -> None:
+    """Warn once per package when the installed `mcp` or `fastmcp` is outside the tested series.
+
+    Reads installed distributions' metadata only: nothing is imported.
+    """
+    from importlib import metadata
+
+    for package, distributions in _DISTRIBUTIONS.items():
+        for distribution in distributions:
+            try:
+                installed = metadata.version(distribution)
+            except metadata.PackageNotFoundError:
+                continue
+            message = untested(package, installed)
+            if message is not None and package not in _version_warned:
+                _version_warned.add(package)
+                logger.warning("%s", message)
+            break
+
+
 Kind = Literal["wrap", "read"]
 
 
@@ -245,6 +292,17 @@ HTTP_POST = wrap(
     "what a request's POST raised: an outage, not a cancellation (_client/http.py)",
 )
 HTTP_STATUS = wrap("mcp.client.streamable_http:stream_within_origin", "a request's HTTP error status (_client/http.py)")
+SESSION_INIT = wrap(f"{_SESSION}.__init__", "a bare ClientSession: the transport it was built on (_client/bare.py)")
+SESSION_ENTER = wrap(f"{_SESSION}.__aenter__", "a bare ClientSession's duration (_client/bare.py)")
+SESSION_EXIT = wrap(f"{_SESSION}.__aexit__", "a bare ClientSession's duration (_client/bare.py)")
+STDIO_SPAWN = wrap(
+    "mcp.client.stdio:_create_platform_compatible_process",
+    "the command line stdio_client spawns: a bare ClientSession's server (_client/bare.py)",
+)
+MEMORY_CONNECT = wrap(
+    "mcp.client._memory:InMemoryTransport._connect", "an in-memory bare ClientSession's server (_client/bare.py)"
+)
+MEMORY_TRANSPORT_SERVER = read("mcp.client._memory:InMemoryTransport._server", "its server (_client/bare.py)")
 SESSION_INITIALIZED = read(
     f"{_SESSION}._initialize_result", "an initialize the session already made (_client/seams.py)"
 )

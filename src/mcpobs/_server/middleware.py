@@ -24,6 +24,7 @@ from mcpobs._core import inventory as I
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core import service_version as _service_version
+from mcpobs._core import verdict as _verdict
 from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
 from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets, Network, http_network, release_labels
@@ -98,6 +99,8 @@ class ServerMiddleware:
         self._response_hook = telemetry.settings.server_response_hook
         self.replaced: Any = None
         """The middleware this one took the place of (the SDK's own), put back by `uninstrument()`."""
+        self._verdict = telemetry.settings.send_verdict
+        """Tell the client how a failed tool call was classified (`_core/verdict.py`)."""
         self._http: dict[object, Network | None] = {}
         """HTTP version -> its network labels (known versions only)."""
 
@@ -112,7 +115,14 @@ class ServerMiddleware:
             self._finish(call, ctx, None, exc)
             raise
         self._leave(call)
-        self._finish(call, ctx, result, None)
+        cls = self._finish(call, ctx, result, None)
+        if cls is not _outcome.OK and cls is not None and call.method == "tools/call" and self._verdict:
+            try:  # a failed call only: the ok path pays one identity check
+                if cls.outcome not in _verdict.FAILED:
+                    return result
+                return _verdict.stamp(result, cls)
+            except Exception as err:
+                report("server verdict", err)
         return result
 
     # -- before -----------------------------------------------------------------------------
@@ -224,10 +234,10 @@ class ServerMiddleware:
         except Exception as exc:
             report("server context detach", exc)
 
-    def _finish(self, call: _Call, ctx: Any, result: Any, exc: BaseException | None) -> None:
+    def _finish(self, call: _Call, ctx: Any, result: Any, exc: BaseException | None) -> Classification | None:
         """Classify, end the span, record the metrics: the span and the metrics each in their own
         `try`, so a trace pipeline that raises (a processor's `on_end`) costs no count, and a
-        metric pipeline that raises costs no span."""
+        metric pipeline that raises costs no span. Returns the classification (None if it failed)."""
         elapsed = time.perf_counter() - call.start
         try:
             attrs: dict[str, Any] | None = None
@@ -260,7 +270,7 @@ class ServerMiddleware:
         except Exception as err:
             report("server classification", err)
             end_once(call.span)
-            return
+            return None
         if self.corpus is not None and call.method == "tools/call" and call.names_target is not None:
             try:
                 shapes = self._shapes(call, ctx, result)
@@ -279,6 +289,7 @@ class ServerMiddleware:
             self._record(call, cls, elapsed, notification)
         except Exception as err:
             report("server metrics", err)
+        return cls
 
     def _mistake(self, call: _Call, params: Any) -> Classification | None:
         """What the caller got wrong that a handler may answer with a plain exception, if anything."""
