@@ -18,12 +18,10 @@ import time
 import weakref
 from typing import Any
 
-from mcpobs import semconv as S
 from mcpobs._client import http, memory
+from mcpobs._client.lifetime import session_labels
 from mcpobs._core import inventory as I
 from mcpobs._core.guard import guarded
-from mcpobs._core.names import bounded_version
-from mcpobs._core.outcome import is_cancellation
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 
@@ -69,7 +67,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
             if start is not None:
                 with guarded("bare client session end"):
                     failure = args[1] if len(args) > 1 else kwargs.get("exc_val")
-                    labels = _labels(instance, failure)
+                    labels = session_labels(instance, failure)
                     telemetry.client_session_duration.record(time.perf_counter() - start, labels)  # type: ignore[operator]
 
     def stdio_spawn(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -91,13 +89,3 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         Patch.of(I.STDIO_SPAWN, stdio_spawn, setup=True),
         Patch.of(I.MEMORY_CONNECT, memory_connect, setup=True),
     ]
-
-
-def _labels(session: Any, failure: object) -> dict[str, Any]:
-    labels: dict[str, Any] = {S.MCP_PROTOCOL_VERSION: bounded_version(getattr(session, "protocol_version", None))}
-    remembered = memory.remembered(session)
-    if remembered is not None and remembered.network is not None:
-        labels.update(remembered.network.labels)
-    if isinstance(failure, BaseException) and not is_cancellation(failure):
-        labels[S.ERROR_TYPE] = type(failure).__qualname__
-    return labels

@@ -29,16 +29,17 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         start = time.perf_counter()
         result = await wrapped(*args, **kwargs)
         with guarded("client session start"):
-            _started[instance._session] = start
+            _started[getattr(instance, I.CLIENT_SESSION.attribute)] = start
             describe(instance)
         return result
 
     async def leave(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         labels = None
         with guarded("client session end"):
-            start = _started.pop(instance._session, None) if instance._session is not None else None
+            session = getattr(instance, I.CLIENT_SESSION.attribute, None)
+            start = _started.pop(session, None) if session is not None else None
             if start is not None:
-                labels = _labels(instance, args[1] if len(args) > 1 else kwargs.get("exc_val"))
+                labels = session_labels(session, args[1] if len(args) > 1 else kwargs.get("exc_val"))
         try:
             return await wrapped(*args, **kwargs)
         finally:
@@ -52,8 +53,8 @@ def patches(telemetry: Telemetry) -> list[Patch]:
     ]
 
 
-def _labels(client: Any, failure: object) -> dict[str, Any]:
-    session = client._session
+def session_labels(session: Any, failure: object) -> dict[str, Any]:
+    """The labels of a session's duration: its version, where its server is, and why it ended, if it failed."""
     labels: dict[str, Any] = {S.MCP_PROTOCOL_VERSION: bounded_version(getattr(session, "protocol_version", None))}
     remembered = memory.remembered(session)
     if remembered is not None and remembered.network is not None:

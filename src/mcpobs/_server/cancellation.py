@@ -50,7 +50,7 @@ def _remember(dispatcher: Any, params: Any) -> None:
     rid = cancelled_request_id_from_params(params)
     if not isinstance(reason, str) or rid is None:
         return
-    in_flight = dispatcher._in_flight.get(coerce_request_id(rid))
+    in_flight = getattr(dispatcher, I.DISPATCHER_IN_FLIGHT.attribute).get(coerce_request_id(rid))
     if in_flight is not None:
         dctx = in_flight.dctx
         key = id(dctx)

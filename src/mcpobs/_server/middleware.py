@@ -154,7 +154,7 @@ class ServerMiddleware:
             _transport.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
             network = self._http_network(request)
             if method == "initialize":
-                _sessions.note_network(ctx.session._connection, network)
+                _sessions.note_network(getattr(ctx.session, I.SESSION_CONNECTION.attribute), network)
         else:
             network = _state.transport()
             if ctx.request_id is not None:

@@ -27,9 +27,13 @@ from typing import Any, cast
 
 from opentelemetry.trace import SpanContext, TraceFlags
 
+from mcpobs._core import inventory as I
 from mcpobs._core.guard import guarded
 from mcpobs._core.methods import input_methods
 from mcpobs._server import state as _state
+
+_SECURITY = I.BOUNDARY_SECURITY.attribute
+"""The boundary's security policy, which carries the codec (no public setter)."""
 
 _CLAIM = "x-mcpobs-round"
 """The envelope claim: ``"{round}:{trace id}:{span id}"`` of the round that asked."""
@@ -102,13 +106,13 @@ def install(server: Any) -> Any:
 
     for middleware in server.middleware:
         if isinstance(middleware, RequestStateBoundary):
-            own = middleware._security  # pyright: ignore[reportPrivateUsage]  # the SDK has no public setter
+            own = getattr(middleware, _SECURITY)  # the SDK has no public setter
             if isinstance(own.codec, RoundCodec):
                 return None
             security = copy.copy(own)  # private; the caller's policy object stays as it was
             security.codec = RoundCodec(own.codec)
             _own[middleware] = own
-            middleware._security = security  # pyright: ignore[reportPrivateUsage]
+            setattr(middleware, _SECURITY, security)
             return middleware
     return None  # no boundary (a lowlevel Server without one): rounds are not counted
 
@@ -119,8 +123,8 @@ def uninstall(boundary: Any) -> None:
     Tokens sealed with the round claim still unseal: the boundary ignores claims it does not know.
     """
     own = _own.pop(boundary, None)
-    if own is not None and isinstance(getattr(boundary._security, "codec", None), RoundCodec):
-        boundary._security = own
+    if own is not None and isinstance(getattr(getattr(boundary, _SECURITY), "codec", None), RoundCodec):
+        setattr(boundary, _SECURITY, own)
 
 
 _own: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
