@@ -36,16 +36,16 @@ RATE = re.compile(r"rate\((\w+\{[^}]*\})\[[^\]]+\]\)")
 # probes server/discover, is refused, falls back to initialize and is refused again: two
 # refused requests per attempt on each side. The server cannot name the initialize (a legacy
 # request carries no Mcp-Method header, and the refusal comes before the body is read): _OTHER.
-# One tool refused its caller (PermissionError): access refused on the server, a tool error on
-# the client, which sees only an isError result.
+# One tool refused its caller (PermissionError): access refused on the server, and on the client
+# too, which sees only an isError result but reads the server's verdict in its _meta.
 PASSES = 2
 ACCESS_REFUSED = {
     "mcpobs-server.json": {"server/discover": 2 * PASSES, S.OTHER: 2 * PASSES, "tools/call": PASSES},
-    "mcpobs-client.json": {"server/discover": 2 * PASSES, "initialize": 2 * PASSES},
+    "mcpobs-client.json": {"server/discover": 2 * PASSES, "initialize": 2 * PASSES, "tools/call": PASSES},
 }
 ACCESS_REFUSED_BY = {
     "mcpobs-server.json": (TOOL, {None: 4 * PASSES, "override_refund_limit": PASSES}),
-    "mcpobs-client.json": (ERROR_TYPE, {"401": 2 * PASSES, "403": 2 * PASSES}),
+    "mcpobs-client.json": (ERROR_TYPE, {"401": 2 * PASSES, "403": 2 * PASSES, S.TOOL_ERROR: PASSES}),
 }
 # And found one server down (a refused connection at server/discover), and was answered with a
 # stale check_stock result that failed the output schema it listed. (Its unknown prompt is a

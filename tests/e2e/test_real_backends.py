@@ -169,9 +169,11 @@ def base64_or_hex(trace_id: str) -> str:
 def test_access_refusals_reach_jaeger_on_both_sides_joined_by_the_header(e2e):
     """The shop's billing endpoint refused a token it did not know (401) and one without the scope (403)."""
     refused = str(S.Boundary.ACCESS.value)
-    client = [s for s in client_spans(e2e) if s["attributes"].get(S.FAILURE_BOUNDARY) == refused]
-    by_id = {s["spanId"]: s for s in client}
     status = S.HTTP_RESPONSE_STATUS_CODE
+    client = [
+        s for s in client_spans(e2e) if s["attributes"].get(S.FAILURE_BOUNDARY) == refused and status in s["attributes"]
+    ]
+    by_id = {s["spanId"]: s for s in client}
     # each attempt: server/discover refused, the SDK falls back to initialize, refused again; two passes
     assert Counter((s["name"], s["attributes"][status]) for s in client) == {
         (m, code): 2 for m in ("server/discover", "initialize") for code in (401, 403)
@@ -188,6 +190,9 @@ def test_access_refusals_reach_jaeger_on_both_sides_joined_by_the_header(e2e):
     (tool,) = {s["name"] for s in server if s not in at_the_door}
     assert tool == "tools/call override_refund_limit"  # the PermissionError: the caller refused, not a bug
     assert len([s for s in server if s["name"] == tool]) == 2
-    # the client sees only an isError result: a tool error, not access refused
+    # the wire says only isError; the server's verdict tells the client what the server recorded
     seen = [s for s in client_spans(e2e) if s["name"] == tool]
-    assert [s["attributes"][S.OUTCOME] for s in seen] == ["tool_error", "tool_error"]
+    assert [
+        (s["attributes"][S.OUTCOME], s["attributes"][S.FAILURE_BOUNDARY], s["attributes"][S.OUTCOME_SOURCE])
+        for s in seen
+    ] == [("client_error", refused, str(S.OutcomeSource.SERVER.value))] * 2

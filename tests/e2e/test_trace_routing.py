@@ -56,7 +56,7 @@ KEPT = {o.value for o in KEPT_OUTCOMES}
 KIND = {
     ("get_order_status", "ok"): "ok",
     ("get_order_status", "tool_error"): "tool_error",
-    ("quote_refund", "tool_error"): "server_error",
+    ("quote_refund", "server_error"): "server_error",  # the server's verdict: the client agrees
     ("invoice_total", "server_error"): "output_validation",
     ("wait_for_stock", "cancelled"): "cancelled",
 }
