@@ -112,30 +112,31 @@ async def test_tool_outcomes_as_the_client_sees_them(mcpobs_telemetry, transport
         mcpobs_telemetry.clear()
         with host_span(mcpobs_telemetry) as host:
             assert not (await client.call_tool("echo", {"message": "hi"})).is_error
-            # server-everything answers an unknown tool and bad arguments with isError results,
-            # where an mcpobs server would say client_error: the client can only see tool_error
+            # server-everything answers an unknown tool and bad arguments with isError results and
+            # sends no verdict: the client's own listing proves both were the caller's mistake
             assert (await client.call_tool("refund_everything", {})).is_error
             assert (await client.call_tool("echo", {"message": 5})).is_error
             assert not (await client.call_tool("get-sum", {"a": 2, "b": 3})).is_error
     calls = [s for s in client_spans(mcpobs_telemetry) if s.attributes[S.MCP_METHOD_NAME] == "tools/call"]
     assert [summary(s) for s in calls] == [
         ("tools/call echo", "ok", None, StatusCode.UNSET),
-        ("tools/call", "tool_error", "tool_error", StatusCode.ERROR),
-        ("tools/call echo", "tool_error", "tool_error", StatusCode.ERROR),
+        ("tools/call", "client_error", "tool_error", StatusCode.ERROR),
+        ("tools/call echo", "client_error", "tool_error", StatusCode.ERROR),
         ("tools/call get-sum", "ok", None, StatusCode.UNSET),
     ]
     unknown = calls[1]
     assert unknown.attributes[S.GEN_AI_TOOL_NAME] == "refund_everything"  # on the span, never in a label
-    # an isError result is all the client sees: it stopped in the server's handler
-    assert [s.attributes.get(S.FAILURE_BOUNDARY) for s in calls] == [None, "handler", "handler", None]
+    # a name it never listed, arguments its listed schema refuses: decided by the listing
+    assert [s.attributes.get(S.FAILURE_BOUNDARY) for s in calls] == [None, "discovery", "arguments", None]
+    assert [s.attributes.get(S.OUTCOME_SOURCE) for s in calls] == [None, "listing", "listing", None]
     for span in calls:
         assert span.parent.span_id == host.get_span_context().span_id
         assert span.attributes[S.MCP_PROTOCOL_VERSION] == "2025-11-25"
         assert span.attributes[S.NETWORK_TRANSPORT] == NETWORK[transport]
     tool = {S.MCP_METHOD_NAME: "tools/call"}
     assert requests_counted(mcpobs_telemetry, **tool, **{S.GEN_AI_TOOL_NAME: "echo", S.OUTCOME: "ok"}) == 1
-    assert requests_counted(mcpobs_telemetry, **tool, **{S.GEN_AI_TOOL_NAME: "echo", S.OUTCOME: "tool_error"}) == 1
-    assert requests_counted(mcpobs_telemetry, **tool, **{S.GEN_AI_TOOL_NAME: S.OTHER, S.OUTCOME: "tool_error"}) == 1
+    assert requests_counted(mcpobs_telemetry, **tool, **{S.GEN_AI_TOOL_NAME: "echo", S.OUTCOME: "client_error"}) == 1
+    assert requests_counted(mcpobs_telemetry, **tool, **{S.GEN_AI_TOOL_NAME: S.OTHER, S.OUTCOME: "client_error"}) == 1
     labels = {p.attributes.get(S.GEN_AI_TOOL_NAME) for p in mcpobs_telemetry.points(S.CLIENT_REQUESTS.name)}
     assert "refund_everything" not in labels
     durations = mcpobs_telemetry.points(S.CLIENT_OPERATION_DURATION.name)
@@ -255,8 +256,9 @@ async def test_prompts_and_resources(mcpobs_telemetry, transport, target):
     assert unknown.attributes[S.GEN_AI_PROMPT_NAME] == "no-such-prompt"
     assert unknown.status.status_code is StatusCode.ERROR  # on the client every failed request is an error
     assert unknown.attributes[S.RPC_RESPONSE_STATUS_CODE] == "-32602"
-    # -32602 is an argument the server refused; the code cannot say the prompt was unknown
-    assert unknown.attributes[S.FAILURE_BOUNDARY] == "arguments"
+    # -32602 alone cannot say the prompt was unknown; the client listed the prompts and this is not one
+    assert unknown.attributes[S.FAILURE_BOUNDARY] == "discovery"
+    assert unknown.attributes[S.OUTCOME_SOURCE] == "listing"
     failed = {S.MCP_METHOD_NAME: "resources/read", S.OUTCOME: "client_error", S.FAILURE_BOUNDARY: "arguments"}
     assert requests_counted(mcpobs_telemetry, **failed) == 1
     assert requests_counted(mcpobs_telemetry, **{S.MCP_METHOD_NAME: "resources/read", S.OUTCOME: "client_error"}) == 1

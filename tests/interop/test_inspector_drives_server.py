@@ -197,9 +197,10 @@ def test_outcomes_and_trace_context_over_stdio(tmp_path):
         for p in requests
     } == {
         ("initialize", "ok", None),
-        ("notifications/initialized", "ok", None),
         ("prompts/get", "client_error", "arguments"),
     }
+    notifications = [p for p in points if p["name"] == S.SERVER_NOTIFICATIONS.name]  # not requests
+    assert {p["attributes"][S.MCP_METHOD_NAME] for p in notifications} == {"notifications/initialized"}
     durations = [p for p in points if p["name"] == S.SERVER_OPERATION_DURATION.name]
     assert {p["attributes"][S.NETWORK_TRANSPORT] for p in durations} == {"pipe"}
     assert all(p["value"] == 1 for p in durations)
