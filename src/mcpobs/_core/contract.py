@@ -14,7 +14,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from mcpobs._core.bounded import put
+
 _LENGTH = 16
+_MAX_TOOLS = 4096
+"""Tool objects whose fingerprints are remembered; past it the oldest is forgotten."""
 
 
 def _canonical(value: Any) -> bytes:
@@ -87,7 +91,5 @@ class FingerprintCache:
             schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema")),
             contract_fingerprint(wire),
         )
-        if len(self._cache) > 4096:  # tools come and go on a live server: never grow without bound
-            self._cache.clear()
-        self._cache[key] = found
+        put(self._cache, key, found, _MAX_TOOLS)  # tools come and go on a live server: never grow without bound
         return found[1], found[2]
