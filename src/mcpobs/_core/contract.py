@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from mcpobs._core.bounded import put
+
 _LENGTH = 16
+_MAX_TOOLS = 4096
+"""Tool objects whose fingerprints are remembered; past it the oldest is forgotten."""
+_MIN_LISTED = 1024
+"""Listed tools whose contract fingerprints `CatalogFingerprints` keeps, at least."""
 
 
 def _canonical(value: Any) -> bytes:
@@ -47,6 +54,46 @@ def contract_fingerprint(tool: Mapping[str, Any]) -> str:
 def catalog_fingerprint(tools: Sequence[Mapping[str, Any]]) -> str:
     """Order counts: a reordered list changes the prompt a model is shown."""
     return _hash([contract_fingerprint(t) for t in tools])
+
+
+class CatalogFingerprints:
+    """`catalog_fingerprint` of one server's listings, paying only for the tools that changed.
+
+    Each listing is a fresh wire dict per tool, so nothing can be cached by identity: a tool's
+    contract fingerprint is kept under the exact bytes of its dict instead (`marshal`, about a
+    fifth of a canonical encoding and hash). Those bytes tell `True` from `1` from `1.0`, which
+    `==` would not, so a hit is the same JSON and the same fingerprint. An unchanged catalog
+    also reuses the last catalog hash. Values are those of `catalog_fingerprint`, always.
+    """
+
+    __slots__ = ("_contracts", "_last")
+
+    def __init__(self) -> None:
+        self._contracts: dict[bytes, str] = {}
+        self._last: tuple[list[str], str] | None = None
+
+    def of(self, tools: Sequence[Mapping[str, Any]]) -> str:
+        # Twice the listing, so a listing never evicts its own tools; a server states its catalog.
+        bound = max(_MIN_LISTED, 2 * len(tools))
+        contracts = [self._contract(tool, bound) for tool in tools]
+        last = self._last
+        if last is not None and last[0] == contracts:
+            return last[1]
+        found = _hash(contracts)
+        self._last = (contracts, found)
+        return found
+
+    def _contract(self, tool: Mapping[str, Any], bound: int) -> str:
+        try:
+            # Version 2 writes no back-references: equal values give equal bytes whatever shares
+            # them (version 4 marks objects by reference count, so a copy misses).
+            key = marshal.dumps(cast("Any", tool), 2)
+        except ValueError:  # what marshal cannot write exactly (a dict subclass, a value the JSON writes with str())
+            return contract_fingerprint(tool)
+        found = self._contracts.get(key)
+        if found is None:
+            found = put(self._contracts, key, contract_fingerprint(tool), bound)
+        return found
 
 
 def wire_tool(tool: Any) -> dict[str, Any]:
@@ -87,7 +134,5 @@ class FingerprintCache:
             schema_fingerprint(wire.get("inputSchema"), wire.get("outputSchema")),
             contract_fingerprint(wire),
         )
-        if len(self._cache) > 4096:  # tools come and go on a live server: never grow without bound
-            self._cache.clear()
-        self._cache[key] = found
+        put(self._cache, key, found, _MAX_TOOLS)  # tools come and go on a live server: never grow without bound
         return found[1], found[2]

@@ -2,7 +2,8 @@
 
 Recording a metric is the per-request cost that cannot be sampled away, so the label dicts
 are not rebuilt per call: every part of a key is already bounded (registered names,
-`_OTHER`, outcome, boundary), and the cache is capped against a pathological mix anyway.
+`_OTHER`, outcome, boundary), and the cache is capped against a pathological mix anyway
+(the oldest set is evicted, so the recent ones stay built).
 The dicts are shared: never mutate one.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpobs import semconv as S
+from mcpobs._core.bounded import put
 from mcpobs._core.methods import code_label
 from mcpobs._core.outcome import Classification
 
@@ -50,11 +52,10 @@ class LabelSets:
         """The labels of a request of `key` (see `base_labels`) before its outcome is known."""
         labels = self._base.get(key)
         if labels is None:
-            if len(self._base) > _MAX:
-                self._base.clear()
-            labels = self._base[key] = base_labels(key)
+            labels = base_labels(key)
             if self.constant:
                 labels.update(self.constant)
+            put(self._base, key, labels, _MAX)
         return labels
 
     def with_outcome(self, key: tuple[Any, ...], cls: Classification) -> tuple[Labels, Labels]:
@@ -73,10 +74,7 @@ class LabelSets:
             counted[S.FAILURE_BOUNDARY] = cls.boundary.value
         for only in self._counter_only.intersection(labels):
             del labels[only]
-        if len(self._outcome) > _MAX:
-            self._outcome.clear()
-        self._outcome[(key, cls)] = found = (labels, counted)
-        return found
+        return put(self._outcome, (key, cls), (labels, counted), _MAX)
 
 
 def base_labels(key: tuple[Any, ...]) -> Labels:

@@ -24,11 +24,12 @@ from typing import Any
 from opentelemetry.metrics import CallbackOptions, Meter, Observation
 
 from mcpobs import semconv as S
+from mcpobs._core.bounded import put
 
 _OVERFLOW: Mapping[str, Any] = {S.OTEL_METRIC_OVERFLOW: True}
 _OVERFLOW_KEY = tuple(_OVERFLOW.items())
 _MAX_SHARED = 4096
-"""Shared label dicts remembered by identity (`Tally.add_shared`); past it the memory starts over."""
+"""Shared label dicts remembered by identity (`Tally.add_shared`); past it the oldest is forgotten."""
 
 
 class Tally:
@@ -63,9 +64,7 @@ class Tally:
             key = tuple(labels.items())
             with self._lock:
                 entry = self._entry(key, labels)
-                if len(self._shared) >= _MAX_SHARED:
-                    self._shared.clear()
-                self._shared[id(labels)] = (labels, entry)
+                put(self._shared, id(labels), (labels, entry), _MAX_SHARED)
         with self._lock:
             entry[1] += amount
 

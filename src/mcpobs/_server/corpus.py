@@ -14,10 +14,13 @@ from typing import Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._core import shapes as _shapes
+from mcpobs._core.bounded import put
 from mcpobs._core.config import Settings
 from mcpobs._core.contract import wire_tool
 from mcpobs._core.shapes import ShapeBook
 
+_MAX_TOOLS = 4096
+"""Tool objects whose compiled shapes are kept; past it the oldest is forgotten, not all of them."""
 _ID_LENGTH = 64
 """Characters of a client name or version in the book's key (the span bounds its own copy)."""
 
@@ -49,10 +52,7 @@ class Corpus:
         hit = self._tools.get(id(tool))
         if hit is not None and hit.tool is tool:
             return hit
-        if len(self._tools) > 4096:
-            self._tools.clear()
-        found = self._tools[id(tool)] = _Tool(tool, fingerprint)
-        return found
+        return put(self._tools, id(tool), _Tool(tool, fingerprint), _MAX_TOOLS)
 
     def record(
         self,

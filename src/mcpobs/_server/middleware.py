@@ -25,7 +25,7 @@ from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core import service_version as _service_version
 from mcpobs._core import verdict as _verdict
-from mcpobs._core.contract import FingerprintCache, catalog_fingerprint
+from mcpobs._core.contract import CatalogFingerprints, FingerprintCache
 from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets, Network, http_network, release_labels
 from mcpobs._core.methods import ROUND_METHODS, TARGETED, URI_METHODS
@@ -89,6 +89,7 @@ class ServerMiddleware:
             k: v for k, v in _identity.server_attributes(server, telemetry).items() if constant.get(k) != v
         }
         self.fingerprints = FingerprintCache()
+        self.catalogs = CatalogFingerprints()
         self.corpus = Corpus(telemetry.settings) if telemetry.settings.record_shapes else None
         self._labels = LabelSets(
             S.SERVER_REQUESTS, errors_only=True, constant=constant, duration=S.SERVER_OPERATION_DURATION
@@ -351,7 +352,7 @@ class ServerMiddleware:
         if not isinstance(tools, list) or not call.span.is_recording():
             return None
         listed = cast("list[Mapping[str, Any]]", tools)
-        attrs: dict[str, Any] = {S.CATALOG_FINGERPRINT: catalog_fingerprint(listed), S.CATALOG_TOOLS: len(listed)}
+        attrs: dict[str, Any] = {S.CATALOG_FINGERPRINT: self.catalogs.of(listed), S.CATALOG_TOOLS: len(listed)}
         if isinstance(ttl := reply.get("ttlMs"), int):
             attrs[S.CATALOG_TTL_MS] = ttl
         if isinstance(scope := reply.get("cacheScope"), str):
