@@ -28,33 +28,31 @@ DEPLOY = ROOT / "deploy"
 BIN = Path(os.environ.get("MCPOBS_BACKENDS_BIN", Path.home() / ".cache" / "mcpobs" / "bin"))
 
 
-def binaries() -> tuple[Path, Path]:
-    """Paths of jaeger and prometheus; skips (fails under CI=true) when one is missing."""
-    jaeger, prometheus = BIN / "jaeger", BIN / "prometheus"
-    missing = [p.name for p in (jaeger, prometheus) if not os.access(p, os.X_OK)]
+def _built(names: tuple[str, ...], what: str) -> list[Path]:
+    """The binaries `names` in BIN; skips (fails under CI=true) naming what is missing and how to build it."""
+    paths = [BIN / name for name in names]
+    missing = [p.name for p in paths if not os.access(p, os.X_OK)]
     if missing:
         message = (
-            f"{' and '.join(missing)} not found in {BIN}: run scripts/build-backends (needs Go; builds "
-            "Jaeger v1.76.0 and Prometheus v0.316.0 from the Go module proxy), or set MCPOBS_BACKENDS_BIN "
-            "to a directory holding both binaries."
+            f"{' and '.join(missing)} not found in {BIN}: run scripts/build-backends (needs Go; builds {what} "
+            f"from the Go module proxy), or set MCPOBS_BACKENDS_BIN to a directory holding "
+            f"{'them' if len(names) > 1 else 'it'}."
         )
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
+    return paths
+
+
+def binaries() -> tuple[Path, Path]:
+    """Paths of jaeger and prometheus."""
+    jaeger, prometheus = _built(("jaeger", "prometheus"), "Jaeger v1.76.0 and Prometheus v0.316.0")
     return jaeger, prometheus
 
 
 def prometheus_binary() -> Path:
-    """The prometheus binary alone, for tests that need no Jaeger; skips (fails under CI=true) when missing."""
-    prometheus = BIN / "prometheus"
-    if not os.access(prometheus, os.X_OK):
-        message = (
-            f"prometheus not found in {BIN}: run scripts/build-backends (needs Go; builds Prometheus v0.316.0 "
-            "from the Go module proxy), or set MCPOBS_BACKENDS_BIN to a directory holding it."
-        )
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+    """The prometheus binary alone, for tests that need no Jaeger."""
+    (prometheus,) = _built(("prometheus",), "Prometheus v0.316.0")
     return prometheus
 
 
@@ -63,17 +61,8 @@ COLLECTOR = "mcpobs-otelcol"
 
 
 def collector_binary() -> Path:
-    """The routing collector; skips (fails under CI=true) when it is missing."""
-    collector = BIN / COLLECTOR
-    if not os.access(collector, os.X_OK):
-        message = (
-            f"{COLLECTOR} not found in {BIN}: run scripts/build-backends (needs Go; builds the OpenTelemetry "
-            "Collector of deploy/collector/builder.yaml from the Go module proxy), or set MCPOBS_BACKENDS_BIN "
-            "to a directory holding it."
-        )
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+    """The routing collector."""
+    (collector,) = _built((COLLECTOR,), "the OpenTelemetry Collector of deploy/collector/builder.yaml")
     return collector
 
 

@@ -47,10 +47,10 @@ def kept_by_hash(trace_id: str, percent: float) -> bool:
     return h <= int((2**64 - 1) * percent / 100)
 
 
-def jaeger_spans(url: str, since: datetime) -> dict[str, set[str]]:
-    """Span ids per trace id, for every trace Jaeger holds for the workload's service."""
+def jaeger_spans(url: str, since: datetime, service: str = SERVICE) -> dict[str, set[str]]:
+    """Span ids per trace id, for every trace Jaeger holds with a span of `service` (the workload's)."""
     params = {
-        "query.service_name": SERVICE,
+        "query.service_name": service,
         "query.start_time_min": (since - timedelta(minutes=1)).isoformat().replace("+00:00", "Z"),
         "query.start_time_max": (datetime.now(UTC) + timedelta(minutes=1)).isoformat().replace("+00:00", "Z"),
         "query.num_traces": "5000",

@@ -27,15 +27,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from backends import Backend, collector_binary, get, jaeger, run
 from processes import free_port, start, stop
-from test_real_backends import base64_or_hex
-from test_tail_sampling import _span_id, kept_by_hash
+from test_tail_sampling import jaeger_spans, kept_by_hash
 from workload_session import TESTS
 
 from mcpobs._cli.tail_sampling import KEPT_OUTCOMES
@@ -111,20 +110,8 @@ def sampler_spans(url: str, services: tuple[str, str], since: datetime) -> dict[
     """Span ids per trace id, for every trace a Jaeger holds with a span of either service."""
     found: dict[str, set[str]] = defaultdict(set)
     for service in services:
-        params = {
-            "query.service_name": service,
-            "query.start_time_min": (since - timedelta(minutes=1)).isoformat().replace("+00:00", "Z"),
-            "query.start_time_max": (datetime.now(UTC) + timedelta(minutes=1)).isoformat().replace("+00:00", "Z"),
-            "query.num_traces": "5000",
-        }
-        status, body = get(f"{url}/api/v3/traces", params, timeout=30)
-        if status == 404:
-            continue
-        assert status == 200, f"Jaeger answered {status}: {body[:500]!r}"
-        for resource_spans in json.loads(body)["result"]["resourceSpans"]:
-            for scope_spans in resource_spans["scopeSpans"]:
-                for span in scope_spans["spans"]:
-                    found[base64_or_hex(span["traceId"])].add(_span_id(span["spanId"]))
+        for trace_id, span_ids in jaeger_spans(url, since, service).items():
+            found[trace_id] |= span_ids
     return found
 
 
