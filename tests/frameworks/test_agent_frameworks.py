@@ -49,7 +49,7 @@ async def _each(call: Call) -> list[str]:
     for _, name, arguments in CALLS:
         try:
             result = await call(name, arguments)
-            seen.append("error" if getattr(result, "isError", getattr(result, "is_error", False)) else "result")
+            seen.append("error" if getattr(result, "is_error", getattr(result, "isError", False)) else "result")
         except Exception as exc:  # the framework's own choice (pydantic-ai raises ModelRetry)
             seen.append(type(exc).__name__)
     return seen
