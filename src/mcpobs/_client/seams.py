@@ -119,7 +119,18 @@ class ClientSeams:
             report("client call_tool span", exc)
         if call is None:
             return await wrapped(*args, **kwargs)
-        result = await _holding(call, classify.failed_validation, classify.OUTPUT_VALIDATION, wrapped, args, kwargs)
+        # `_holding` inlined: one coroutine frame fewer on every tool call
+        call.awaiting_send = True
+        tokens = calls.enter(call)
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            calls.leave(tokens)
+            if classify.failed_validation(call.cls, exc):
+                call.reclassify(classify.OUTPUT_VALIDATION, exc)
+            call.end(exc)
+            raise
+        calls.leave(tokens)
         settings = self.telemetry.settings
         if settings.capture_content and call.span.is_recording():
             with guarded("client tool result"):
