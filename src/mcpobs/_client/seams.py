@@ -119,7 +119,18 @@ class ClientSeams:
             report("client call_tool span", exc)
         if call is None:
             return await wrapped(*args, **kwargs)
-        result = await _holding(call, classify.failed_validation, classify.OUTPUT_VALIDATION, wrapped, args, kwargs)
+        # `_holding` inlined: one coroutine frame fewer on every tool call
+        call.awaiting_send = True
+        tokens = calls.enter(call)
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            calls.leave(tokens)
+            if classify.failed_validation(call.cls, exc):
+                call.reclassify(classify.OUTPUT_VALIDATION, exc)
+            call.end(exc)
+            raise
+        calls.leave(tokens)
         settings = self.telemetry.settings
         if settings.capture_content and call.span.is_recording():
             with guarded("client tool result"):
@@ -178,23 +189,30 @@ class ClientSeams:
             report("listen span", exc)
             return stream
 
-    async def jsonrpc_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `JSONRPCDispatcher.send_raw_request`: over HTTP, `traceparent` rides as a header too."""
+    def jsonrpc_send(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `JSONRPCDispatcher.send_raw_request`: over HTTP, `traceparent` rides as a header too.
+
+        Not a coroutine: it changes the arguments and hands back the SDK's own coroutine, so no
+        frame of mcpobs's sits in the await chain while the request waits for its reply.
+        """
         try:  # not `guarded`: this runs on every request, and a try costs nothing
             call = calls.sending()
             if call is not None:
                 args, kwargs = wire.with_trace_header(call, args, kwargs)
         except Exception as exc:
             report("trace context header", exc)
-        return await wrapped(*args, **kwargs)
+        return wrapped(*args, **kwargs)
 
-    async def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `JSONRPCDispatcher.notify`: `notifications/cancelled` carries the request's trace."""
+    def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `JSONRPCDispatcher.notify`: `notifications/cancelled` carries the request's trace.
+
+        Not a coroutine, as `jsonrpc_send`: the SDK's own coroutine is handed back.
+        """
         with guarded("notification trace context"):
             call = calls.sending()
             if call is not None:
                 args, kwargs = wire.with_meta(args, kwargs, wire.trace_meta(self.telemetry.settings.send_baggage))
-        return await wrapped(*args, **kwargs)
+        return wrapped(*args, **kwargs)
 
     async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `Client._build_session`: learn where the session's server is, and its transport."""

@@ -17,6 +17,7 @@ import importlib.util
 import inspect
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 from mcpobs._core.guard import logger
@@ -95,15 +96,16 @@ class Seam:
     """Other `module:Qualified.name` places a release keeps it, tried in order."""
     package: str = "mcp"
 
-    @property
+    # Cached on the row (a frozen row never changes): read rows are read on every request.
+    @cached_property
     def module(self) -> str:
         return self.where.split(":", 1)[0]
 
-    @property
+    @cached_property
     def name(self) -> str:
         return self.where.split(":", 1)[1]
 
-    @property
+    @cached_property
     def attribute(self) -> str:
         """The last name of the row (the private attribute a read row names)."""
         return self.where.rsplit(".", 1)[-1] if "." in self.name else self.name

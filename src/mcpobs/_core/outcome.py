@@ -36,11 +36,14 @@ class Classification:
     False when no answer came (an outage, a timeout), whose duration says nothing of the server."""
     _hash: int = field(init=False, repr=False, compare=False)
     """Computed once: every request looks its label set up by its classification."""
+    outcome_value: str = field(init=False, repr=False, compare=False)
+    """`outcome.value`, read once: an enum's `.value` is two Python calls, and every span writes it."""
 
     def __post_init__(self) -> None:
         object.__setattr__(
             self, "_hash", hash((self.outcome, self.boundary, self.error_type, self.rpc_code, self.sample))
         )
+        object.__setattr__(self, "outcome_value", self.outcome.value)
 
     def __hash__(self) -> int:
         return self._hash
@@ -104,7 +107,7 @@ def write(
     when given, is recorded as its `exception` event through the same step (`Privacy.exception_event`):
     never `Span.record_exception`, which copies the message and traceback as they are.
     """
-    attrs[semconv.OUTCOME] = cls.outcome.value
+    attrs[semconv.OUTCOME] = cls.outcome_value
     if cls.boundary is not None:
         attrs[semconv.FAILURE_BOUNDARY] = cls.boundary.value
     if cls.error_type is not None:

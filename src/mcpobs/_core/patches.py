@@ -26,6 +26,8 @@ from functools import partial
 from typing import Any
 
 import wrapt
+from opentelemetry import context as otel_context
+from opentelemetry.instrumentation import utils as otel_utils
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled, unwrap
 
 from mcpobs._core import inventory
@@ -54,12 +56,45 @@ class Applied:
     attribute: str
 
 
+def _enabled_check() -> Callable[[], bool]:
+    """OpenTelemetry's `is_instrumentation_enabled`, reading the current context once, not twice.
+
+    It runs in every wrapper and at every server request (five times per in-memory tool
+    call). OpenTelemetry's own looks the context up once per key; this one takes the context
+    once and reads both keys from it. The keys are OpenTelemetry's private names, so the check
+    is proved against OpenTelemetry's own, once, inside and outside `suppress_instrumentation()`;
+    if the names moved or the answers differ, OpenTelemetry's own function is used.
+    """
+    try:
+        first = otel_utils._SUPPRESS_INSTRUMENTATION_KEY  # pyright: ignore[reportPrivateUsage]
+        second = otel_utils._SUPPRESS_INSTRUMENTATION_KEY_PLAIN  # pyright: ignore[reportPrivateUsage]
+    except AttributeError:
+        return is_instrumentation_enabled
+    get_current = otel_context.get_current
+
+    def enabled() -> bool:
+        current = get_current()
+        return not (current.get(first) or current.get(second))
+
+    try:
+        outside = enabled() == is_instrumentation_enabled()
+        with otel_utils.suppress_instrumentation():
+            inside = enabled() == is_instrumentation_enabled() and not enabled()
+    except Exception:
+        return is_instrumentation_enabled
+    return enabled if outside and inside else is_instrumentation_enabled
+
+
+instrumentation_enabled = _enabled_check()
+"""False inside OpenTelemetry's `suppress_instrumentation()`: see `_enabled_check`."""
+
+
 def _honouring(wrapper: Wrapper, changes: Changes) -> Wrapper:
     """`wrapper`, skipped inside OpenTelemetry's `suppress_instrumentation()`, and once undone
     (a module that imported a wrapped function by name still holds it)."""
 
     def honouring(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        if not changes.active or not is_instrumentation_enabled():
+        if not changes.active or not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         return wrapper(wrapped, instance, args, kwargs)
 

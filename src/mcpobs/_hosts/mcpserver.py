@@ -20,7 +20,7 @@ from mcpobs._core.labels import PIPE
 from mcpobs._core.names import ServerNames
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
-from mcpobs._hosts.host import Host, Setup, outermost_tool_call
+from mcpobs._hosts.host import Host, Setup
 from mcpobs._server import state as _state
 from mcpobs._server import subscriptions as _subscriptions
 
@@ -85,11 +85,16 @@ async def tool_call_hook(wrapped: Any, instance: Any, args: Any, kwargs: Any) ->
     state = _state.current()
     if state is None or state.tool_depth:
         return await wrapped(*args, **kwargs)
-
-    def why(exc: BaseException) -> tuple[Classification | None, BaseException | None]:
-        return _classify_tool_exception(exc, instance, args, kwargs)
-
-    return await outermost_tool_call(state, why, wrapped, args, kwargs)
+    # `host.outermost_tool_call` inlined: one coroutine frame and no closure on every tool call
+    state.tool_depth += 1
+    try:
+        return await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        with guarded("tool classification"):
+            state.tool_failure, state.exception = _classify_tool_exception(exc, instance, args, kwargs)
+        raise
+    finally:
+        state.tool_depth -= 1
 
 
 def _classify_tool_exception(

@@ -13,7 +13,6 @@ from typing import Any, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv as S
@@ -32,6 +31,7 @@ from mcpobs._core.methods import ROUND_METHODS, TARGETED, URI_METHODS
 from mcpobs._core.model import received as _received_model
 from mcpobs._core.names import LISTINGS, ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
+from mcpobs._core.patches import instrumentation_enabled
 from mcpobs._core.telemetry import Telemetry, end_once
 from mcpobs._server import cancellation as _cancellation
 from mcpobs._server import catch_all as _catch_all
@@ -129,7 +129,7 @@ class ServerMiddleware:
     # -- before -----------------------------------------------------------------------------
 
     def _start(self, ctx: Any) -> _Call | None:
-        if _state.internal() or not is_instrumentation_enabled():
+        if _state.internal() or not instrumentation_enabled():
             return None  # the SDK's own request, or inside `suppress_instrumentation()`
         try:
             return self._open(ctx)
