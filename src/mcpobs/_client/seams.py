@@ -188,13 +188,19 @@ class ClientSeams:
             report("trace context header", exc)
         return await wrapped(*args, **kwargs)
 
-    async def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `JSONRPCDispatcher.notify`: `notifications/cancelled` carries the request's trace."""
-        with guarded("notification trace context"):
+    def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `JSONRPCDispatcher.notify`: `notifications/cancelled` carries the request's trace.
+
+        A plain function handing back the SDK's coroutine, not a coroutine of its own: every
+        notification a server sends (each progress report over JSON-RPC) passes here.
+        """
+        try:
             call = calls.sending()
             if call is not None:
                 args, kwargs = wire.with_meta(args, kwargs, wire.trace_meta(self.telemetry.settings.send_baggage))
-        return await wrapped(*args, **kwargs)
+        except Exception as exc:
+            report("notification trace context", exc)
+        return wrapped(*args, **kwargs)
 
     async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `Client._build_session`: learn where the session's server is, and its transport."""
