@@ -38,7 +38,7 @@ CALLS, WARM = 10, 5
 TARGET = 1.1
 
 
-async def _run(config: str, mode: str, reports: int) -> None:
+async def _run(config: str, mode: str, reports: int, calls: int) -> None:
     from mcp import Client
     from mcp.server.mcpserver import MCPServer
     from opentelemetry import trace
@@ -86,19 +86,30 @@ async def _run(config: str, mode: str, reports: int) -> None:
             await client.call_tool("work", {"n": reports}, progress_callback=on_progress)
         if callgrind:
             callgrind(_Callgrind.START, _Callgrind.ZERO)
-        for _ in range(CALLS):
+        for _ in range(calls):
             await client.call_tool("work", {"n": reports}, progress_callback=on_progress)
         if callgrind:
             callgrind(_Callgrind.DUMP, _Callgrind.STOP)
     sys.stderr.write(json.dumps({"heard": heard[0]}) + "\n")
 
 
-def _instructions(config: str, mode: str, reports: int) -> float:
+def _instructions(config: str, mode: str, reports: int, calls: int) -> float:
     """Instructions per call of one configuration, in a fresh process under callgrind."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cg.out"
         cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
-        worker = [sys.executable, __file__, "--worker", config, "--mode", mode, "--reports", str(reports)]
+        worker = [
+            sys.executable,
+            __file__,
+            "--worker",
+            config,
+            "--mode",
+            mode,
+            "--reports",
+            str(reports),
+            "--calls",
+            str(calls),
+        ]
         done = subprocess.run(
             cmd + worker,
             capture_output=True,
@@ -107,11 +118,11 @@ def _instructions(config: str, mode: str, reports: int) -> float:
         )
         if done.returncode != 0:
             raise RuntimeError(f"{config} N={reports} failed:\n{done.stderr[-3000:]}")
-        if _result(done.stderr)["heard"] != (WARM + CALLS) * reports:
+        if _result(done.stderr)["heard"] != (WARM + calls) * reports:
             raise RuntimeError(f"{config} N={reports}: the client's callback did not hear every report")
         found = re.search(r"^totals: (\d+)", Path(f"{out}.1").read_text(), re.MULTILINE)
         assert found is not None
-        return int(found[1]) / CALLS
+        return int(found[1]) / calls
 
 
 def main() -> None:
@@ -119,6 +130,7 @@ def main() -> None:
     parser.add_argument("--worker", choices=CONFIGS)
     parser.add_argument("--mode", choices=("auto", "legacy"), default="auto")
     parser.add_argument("--reports", type=int, default=0)
+    parser.add_argument("--calls", type=int, default=CALLS, help=f"measured calls per point (default {CALLS})")
     args = parser.parse_args()
     if args.worker:
         import logging
@@ -127,14 +139,14 @@ def main() -> None:
 
         logging.disable(logging.WARNING)  # the SDK and mcpobs log at INFO while a session starts
 
-        anyio.run(_run, args.worker, args.mode, args.reports)
+        anyio.run(_run, args.worker, args.mode, args.reports, args.calls)
         return
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        runs = {(c, n): pool.submit(_instructions, c, args.mode, n) for c in CONFIGS for n in REPORTS}
+        runs = {(c, n): pool.submit(_instructions, c, args.mode, n, args.calls) for c in CONFIGS for n in REPORTS}
         cost = {key: run.result() for key, run in runs.items()}
-    print(f"Instructions per progress report, mode {args.mode}, {CALLS} calls per point. {machine()}\n")
+    print(f"Instructions per progress report, mode {args.mode}, {args.calls} calls per point. {machine()}\n")
     print("| reports per call | sdk | floor | mcpobs | mcpobs / floor |\n|---:|---:|---:|---:|---:|")
     for n in REPORTS[1:]:
         per = {c: (cost[c, n] - cost[c, 0]) / n for c in CONFIGS}

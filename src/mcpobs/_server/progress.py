@@ -32,10 +32,20 @@ from mcpobs._server import state as _state
 _ASKED = tuple(seam.attribute for seam in (I.JSONRPC_PROGRESS_TOKEN, I.MODERN_PROGRESS_TOKEN, I.DIRECT_ON_PROGRESS))
 
 
+_asked_on: dict[type[Any], str | None] = {}
+"""Dispatch context class -> which of `_ASKED` it carries (None: none). Found once per class:
+`getattr` of an absent name builds and drops an AttributeError, several per request otherwise."""
+
+
 def _requested(session: Any) -> bool:
     """Whether the caller asked for progress: a token on the wire, or a callback in memory."""
     outbound = _state.dispatch_context(session)
-    return any(getattr(outbound, name, None) is not None for name in _ASKED)
+    kind: type[Any] = type(outbound)
+    try:
+        name = _asked_on[kind]
+    except KeyError:
+        name = _asked_on[kind] = next((n for n in _ASKED if hasattr(outbound, n)), None)
+    return name is not None and getattr(outbound, name, None) is not None
 
 
 _MAX_LABELS = 4096
