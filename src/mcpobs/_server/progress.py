@@ -40,7 +40,7 @@ _asked_on: dict[type[Any], str | None] = {}
 def _requested(session: Any) -> bool:
     """Whether the caller asked for progress: a token on the wire, or a callback in memory."""
     outbound = _state.dispatch_context(session)
-    kind: type[Any] = type(outbound)
+    kind: type[Any] = outbound.__class__
     try:
         name = _asked_on[kind]
     except KeyError:
