@@ -192,3 +192,32 @@ async def test_a_broken_telemetry_pipeline_never_breaks_a_tool_reporting_progres
     heard = await export("auto", 3, with_callback=True)
     assert len(heard) == 3  # the tool ran and the client heard every report
     assert len(server_spans(mcpobs_telemetry, EXPORT)) == 1
+
+
+async def test_a_report_neither_rebuilds_its_labels_nor_rereads_the_request(mcpobs_telemetry, monkeypatch):
+    """Per report, only what changes is computed: the counter's series and whether the caller
+    asked for progress are found once per request, not on every report (issue 31)."""
+    from mcpobs._core.tally import Tally
+    from mcpobs._server import progress
+
+    progress_key = ((S.MCP_METHOD_NAME, "tools/call"), (S.GEN_AI_TOOL_NAME, "slow_export"))
+    hashed: list[object] = []
+    entry, requested = Tally._entry, progress._requested
+
+    def counting_entry(self, key, labels):
+        if key == progress_key:
+            hashed.append(key)
+        return entry(self, key, labels)
+
+    def counting_requested(session):
+        hashed.append("requested")
+        return requested(session)
+
+    monkeypatch.setattr(Tally, "_entry", counting_entry)
+    monkeypatch.setattr(progress, "_requested", counting_requested)
+    for _ in range(2):
+        assert len(await export("auto", 5, with_callback=True)) == 5
+    assert hashed.count("requested") == 2  # once per request
+    assert hashed.count(progress_key) <= 1  # once per process: later reports find the series by identity
+    assert mcpobs_telemetry.total(S.PROGRESS_REPORTS.name, {S.GEN_AI_TOOL_NAME: "slow_export"}) == 10
+    assert all(s.attributes[S.PROGRESS_REQUESTED] is True for s in mcpobs_telemetry.spans_named(S.PROGRESS_SPAN))

@@ -206,12 +206,15 @@ class ClientSeams:
     def notify(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `JSONRPCDispatcher.notify`: `notifications/cancelled` carries the request's trace.
 
-        Not a coroutine, as `jsonrpc_send`: the SDK's own coroutine is handed back.
+        A plain function handing back the SDK's coroutine, not a coroutine of its own: every
+        notification a server sends (each progress report over JSON-RPC) passes here.
         """
-        with guarded("notification trace context"):
+        try:
             call = calls.sending()
             if call is not None:
                 args, kwargs = wire.with_meta(args, kwargs, wire.trace_meta(self.telemetry.settings.send_baggage))
+        except Exception as exc:
+            report("notification trace context", exc)
         return wrapped(*args, **kwargs)
 
     async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:

@@ -16,13 +16,15 @@ middleware from `RequestState.progress_dropped`) when the request ends.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry.trace import SpanKind, set_span_in_context
 
 from mcpobs import semconv as S
+from mcpobs._core import guard as _guard
 from mcpobs._core import inventory as I
-from mcpobs._core.guard import guarded
+from mcpobs._core.bounded import put
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import state as _state
@@ -30,10 +32,39 @@ from mcpobs._server import state as _state
 _ASKED = tuple(seam.attribute for seam in (I.JSONRPC_PROGRESS_TOKEN, I.MODERN_PROGRESS_TOKEN, I.DIRECT_ON_PROGRESS))
 
 
+_asked_on: dict[type[Any], str | None] = {}
+"""Dispatch context class -> which of `_ASKED` it carries (None: none). Found once per class:
+`getattr` of an absent name builds and drops an AttributeError, several per request otherwise."""
+
+
 def _requested(session: Any) -> bool:
     """Whether the caller asked for progress: a token on the wire, or a callback in memory."""
     outbound = _state.dispatch_context(session)
-    return any(getattr(outbound, name, None) is not None for name in _ASKED)
+    kind: type[Any] = outbound.__class__
+    try:
+        name = _asked_on[kind]
+    except KeyError:
+        name = _asked_on[kind] = next((n for n in _ASKED if hasattr(outbound, n)), None)
+    return name is not None and getattr(outbound, name, None) is not None
+
+
+_MAX_LABELS = 4096
+_labels: dict[tuple[str, str | None], Mapping[str, Any]] = {}
+"""(method, tool) -> the labels of its progress counts: one shared dict per pair, never mutated,
+so `Tally.add_shared` finds its series by identity instead of hashing the labels per report."""
+
+
+def _labels_of(state: _state.RequestState) -> Mapping[str, Any]:
+    """The labels of `state`'s progress counts, found once per request."""
+    key = (state.method, state.tool)
+    labels = _labels.get(key)
+    if labels is None:
+        made = {S.MCP_METHOD_NAME: state.method}
+        if state.method == "tools/call":
+            made[S.GEN_AI_TOOL_NAME] = state.tool or S.OTHER
+        labels = put(_labels, key, made, _MAX_LABELS)
+    state.progress_labels = labels
+    return labels
 
 
 def report(telemetry: Telemetry, session: Any, progress: Any, total: Any, message: Any) -> None:
@@ -46,20 +77,21 @@ def report(telemetry: Telemetry, session: Any, progress: Any, total: Any, messag
         if state is None:
             return
         parent = set_span_in_context(state.span)
-    labels = {S.MCP_METHOD_NAME: state.method}
-    if state.method == "tools/call":
-        labels[S.GEN_AI_TOOL_NAME] = state.tool or S.OTHER
-    telemetry.progress_reports.add(1, labels)
+    labels = state.progress_labels or _labels_of(state)
+    telemetry.progress_reports.add_shared(1, labels)
     if state.progress_spans >= telemetry.settings.max_progress_spans:
         state.progress_dropped += 1
         if state.progress_dropped == 1:
             state.span.add_event(S.EVENT_PROGRESS_CAP_REACHED)
-            telemetry.progress_capped.add(1, labels)
+            telemetry.progress_capped.add_shared(1, labels)
         return
     state.progress_spans += 1
     if not state.span.is_recording():
         return
-    attrs: dict[str, Any] = {S.PROGRESS_VALUE: float(progress), S.PROGRESS_REQUESTED: _requested(session)}
+    requested = state.progress_requested
+    if requested is None:  # the caller's token (or callback) is the request's: read it once
+        requested = state.progress_requested = _requested(session)
+    attrs: dict[str, Any] = {S.PROGRESS_VALUE: float(progress), S.PROGRESS_REQUESTED: requested}
     if total is not None:
         attrs[S.PROGRESS_TOTAL] = float(total)
         if total:
@@ -72,10 +104,15 @@ def report(telemetry: Telemetry, session: Any, progress: Any, total: Any, messag
 
 
 def patches(telemetry: Telemetry) -> list[Patch]:
-    async def report_progress(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        with guarded("progress span"):
-            report(telemetry, instance, *arguments(*args, **kwargs))
-        return await wrapped(*args, **kwargs)
+    def report_progress(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        # Not a coroutine of its own: it records as `report_progress(...)` is called (the tool
+        # awaits it at once, in the same task) and hands back the SDK's own coroutine, one
+        # coroutine and one frame fewer per report. A plain `try`: no guard object per report.
+        try:
+            report(telemetry, instance, *(args if len(args) == 3 and not kwargs else arguments(*args, **kwargs)))
+        except Exception as exc:
+            _guard.report("progress span", exc)
+        return wrapped(*args, **kwargs)
 
     return [Patch.of(I.REPORT_PROGRESS, report_progress)]
 

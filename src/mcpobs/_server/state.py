@@ -8,7 +8,7 @@ worker threads and task groups see their request.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,6 +29,8 @@ class RequestState:
         "input_methods",
         "method",
         "progress_dropped",
+        "progress_labels",
+        "progress_requested",
         "progress_spans",
         "round",
         "span",
@@ -48,6 +50,10 @@ class RequestState:
         self.tool_depth = 0
         self.progress_spans = 0
         self.progress_dropped = 0
+        self.progress_labels: Mapping[str, Any] | None = None
+        """The labels of this request's progress counts, found at its first report (`progress`)."""
+        self.progress_requested: bool | None = None
+        """Whether the caller asked for progress, read at the first recorded report (`progress`)."""
         self.round: int | None = None
         """Which round of a multi-round-trip exchange this request is (`rounds`)."""
         self.input_methods: list[str] | None = None
@@ -90,14 +96,19 @@ def of_session(session: object) -> RequestState | None:
     return _by_session.get(id(session))
 
 
+_OUTBOUND = I.SESSION_OUTBOUND.attribute
+_INNER = I.RUNNER_OUTBOUND_INNER.attribute
+"""The private names `dispatch_context` reads, taken from their inventory rows once, at import."""
+
+
 def dispatch_context(session: Any) -> Any:
     """The SDK's per-request dispatch context behind a `ServerSession` (private to the SDK).
 
     One place reads it: the progress hook (did the caller ask for progress?) and the
     cancellation table (keyed by it) both come through here.
     """
-    outbound = getattr(session, I.SESSION_OUTBOUND.attribute, None)
-    return getattr(outbound, I.RUNNER_OUTBOUND_INNER.attribute, outbound)  # the runner's no-back-channel wrapper
+    outbound = getattr(session, _OUTBOUND, None)
+    return getattr(outbound, _INNER, outbound)  # the runner's no-back-channel wrapper
 
 
 _transport: ContextVar[Network | None] = ContextVar("mcpobs_transport", default=None)
