@@ -82,7 +82,6 @@ class _Exact:
     __hash__ = None  # pyright: ignore[reportAssignmentType]
 
 
-_LEAVES = (str, type(None))
 _NUMBERS = (bool, int, float)
 
 
@@ -93,22 +92,22 @@ def _snapshot(value: Any) -> Any:
     our own, so a listing mutated in place later is still compared with what was hashed.
     Raises TypeError on anything but JSON's types: that tool is hashed every time instead.
     """
-    kind = cast("type[Any]", type(value))  # type(), not __class__: a proxy may claim to be a dict
+    # No typing.cast here: it is a call per node. type(), not __class__: a proxy may claim to be a dict.
+    kind: type[Any] = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is dict:
-        return {_key(k): _snapshot(v) for k, v in value.items()}
+        copy: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise TypeError(type(key).__name__)
+            copy[key] = item if type(item) is str else _snapshot(item)  # most leaves: no call
+        return copy
     if kind is list:
-        return [_snapshot(v) for v in value]
-    if kind in _LEAVES:
+        return [item if type(item) is str else _snapshot(item) for item in value]
+    if value is None or kind is str:
         return value
     if kind in _NUMBERS:
         return _Exact(value)
     raise TypeError(kind.__name__)
-
-
-def _key(key: object) -> str:
-    if type(key) is not str:
-        raise TypeError(type(key))
-    return key
 
 
 class CatalogFingerprints:
