@@ -9,6 +9,8 @@ The dicts are shared: never mutate one.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 from mcpobs import semconv as S
@@ -22,7 +24,17 @@ Labels = dict[str, Any]
 
 
 class LabelSets:
-    __slots__ = ("_base", "_counter", "_counter_only", "_errors_only", "_outcome", "_with_boundary", "constant")
+    __slots__ = (
+        "__weakref__",
+        "_base",
+        "_counter",
+        "_counter_only",
+        "_errors_only",
+        "_known",
+        "_outcome",
+        "_with_boundary",
+        "constant",
+    )
 
     def __init__(
         self,
@@ -31,13 +43,17 @@ class LabelSets:
         errors_only: bool,
         duration: S.MetricSpec | None = None,
         constant: Labels | None = None,
+        known: Callable[[], int] | None = None,
     ) -> None:
         """`errors_only`: put `error.type` on labels only for error outcomes (the server's rule).
 
         `duration`: the histogram recorded beside the counter; a label only the counter declares
         (the catalog's release) stays off it. `constant`: labels every request of this set
-        carries (a server's own release).
+        carries (a server's own release). `known`: how many names the server registers; the
+        sets kept grow to twice that past their floor, so a large catalog never cycles out.
         """
+        self._known = known
+        _every.add(self)
         self._counter = tuple(a for a in counter.attributes if a != S.FAILURE_BOUNDARY)
         self._with_boundary = S.FAILURE_BOUNDARY in counter.attributes
         self._counter_only: frozenset[str] = (
@@ -55,7 +71,7 @@ class LabelSets:
             labels = base_labels(key)
             if self.constant:
                 labels.update(self.constant)
-            put(self._base, key, labels, _MAX)
+            put(self._base, key, labels, _MAX, self._known)
         return labels
 
     def with_outcome(self, key: tuple[Any, ...], cls: Classification) -> tuple[Labels, Labels]:
@@ -74,7 +90,15 @@ class LabelSets:
             counted[S.FAILURE_BOUNDARY] = cls.boundary.value
         for only in self._counter_only.intersection(labels):
             del labels[only]
-        return put(self._outcome, (key, cls), (labels, counted), _MAX)
+        return put(self._outcome, (key, cls), (labels, counted), _MAX, self._known)
+
+
+_every: weakref.WeakSet[LabelSets] = weakref.WeakSet()
+
+
+def held() -> int:
+    """Label dicts the live label sets hold: how many shared dicts `Tally.add_shared` can be handed."""
+    return sum(len(sets._outcome) for sets in _every)  # pyright: ignore[reportPrivateUsage]
 
 
 def base_labels(key: tuple[Any, ...]) -> Labels:

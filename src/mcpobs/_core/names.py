@@ -133,6 +133,12 @@ class ServerNames:
                 return semconv.OTHER
         return name if name in self._learned_prompts else semconv.OTHER
 
+    def known(self) -> int:
+        """How many tools and prompts this server registers or has listed (the caches' scale)."""
+        counts = self.offered() if self.offered is not None else {}
+        registered = (counts.get("tools") or 0) + (counts.get("prompts") or 0)
+        return registered + len(self._learned_tools) + len(self._learned_prompts)
+
     def offered_counts(self, capabilities: Mapping[str, Any]) -> dict[str, int | None]:
         """Counts for the session line; a capability the server did not declare counts 0."""
         counts: dict[str, int | None] = dict.fromkeys(("tools", "prompts", "resources"))

@@ -24,6 +24,7 @@ from typing import Any
 from opentelemetry.metrics import CallbackOptions, Meter, Observation
 
 from mcpobs import semconv as S
+from mcpobs._core import labels as _labels
 from mcpobs._core.bounded import put
 
 _OVERFLOW: Mapping[str, Any] = {S.OTEL_METRIC_OVERFLOW: True}
@@ -64,7 +65,8 @@ class Tally:
             key = tuple(labels.items())
             with self._lock:
                 entry = self._entry(key, labels)
-                put(self._shared, id(labels), (labels, entry), _MAX_SHARED)
+                # Past the floor, twice what the label sets hold: they grow with their catalogs.
+                put(self._shared, id(labels), (labels, entry), _MAX_SHARED, _labels.held)
         with self._lock:
             entry[1] += amount
 

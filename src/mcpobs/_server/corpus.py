@@ -9,7 +9,7 @@ together with the tool's schemas once per schema per interval: the replay
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from mcpobs import semconv as S
@@ -41,10 +41,12 @@ class _Tool:
 class Corpus:
     """One server's shapes: `record` counts a call and returns what its span carries."""
 
-    __slots__ = ("_settings", "_tools", "book")
+    __slots__ = ("_known", "_settings", "_tools", "book")
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, known: Callable[[], int] | None = None) -> None:
         self._settings = settings
+        self._known = known
+        """How many tools the server registers: the compiled shapes kept grow to twice that."""
         self._tools: dict[int, _Tool] = {}
         self.book = ShapeBook()
 
@@ -52,7 +54,7 @@ class Corpus:
         hit = self._tools.get(id(tool))
         if hit is not None and hit.tool is tool:
             return hit
-        return put(self._tools, id(tool), _Tool(tool, fingerprint), _MAX_TOOLS)
+        return put(self._tools, id(tool), _Tool(tool, fingerprint), _MAX_TOOLS, self._known)
 
     def record(
         self,

@@ -88,11 +88,16 @@ class ServerMiddleware:
         self._server_attrs = {
             k: v for k, v in _identity.server_attributes(server, telemetry).items() if constant.get(k) != v
         }
-        self.fingerprints = FingerprintCache()
+        known = self.names.known  # the caches of registered names grow with the catalog
+        self.fingerprints = FingerprintCache(known)
         self.catalogs = CatalogFingerprints()
-        self.corpus = Corpus(telemetry.settings) if telemetry.settings.record_shapes else None
+        self.corpus = Corpus(telemetry.settings, known) if telemetry.settings.record_shapes else None
         self._labels = LabelSets(
-            S.SERVER_REQUESTS, errors_only=True, constant=constant, duration=S.SERVER_OPERATION_DURATION
+            S.SERVER_REQUESTS,
+            errors_only=True,
+            constant=constant,
+            duration=S.SERVER_OPERATION_DURATION,
+            known=known,
         )
         _service_version.adopt(getattr(server, "version", None))  # the resource's, when mcpobs configured it
         self._excluded = telemetry.settings.excluded_methods
