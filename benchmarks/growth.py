@@ -177,11 +177,11 @@ class _Floor:
         self.kinds = SpanKind
         meter = meter_provider.get_meter("floor")
         self.instruments: dict[str, object] = {}
+        self.totals: dict[str, dict[tuple, tuple[dict, list[float]]]] = {}
         for op in ("call", "listing", "report"):
             for name, kind, _labels, _times in recipe["metrics"][op]:
                 if name not in self.instruments:
-                    make = {"histogram": meter.create_histogram, "sum": meter.create_counter}.get(kind)
-                    self.instruments[name] = (make or meter.create_up_down_counter)(name)
+                    self.instruments[name] = self._instrument(meter, name, kind)
         self._labels: dict[tuple[str, str], list] = {}
         spans = recipe["spans"]
 
@@ -202,30 +202,61 @@ class _Floor:
 
         tracer_provider.add_span_processor(Payload())
 
+    def _instrument(self, meter, name: str, kind: str):
+        """A histogram as mcpobs declares it (its buckets); a counter as the cheapest the SDK allows.
+
+        A synchronous `Counter.add` re-validates and re-hashes its labels on every call; an
+        `ObservableCounter` over running totals kept per label set exports the same cumulative
+        sum for one dict update per record, so that is the floor's counter.
+        """
+        from opentelemetry.metrics import Observation
+
+        from mcpobs import semconv as S
+
+        if kind == "histogram":
+            spec = next(
+                (v for v in vars(S).values() if getattr(v, "name", None) == name and hasattr(v, "buckets")), None
+            )
+            if spec is None:
+                return meter.create_histogram(name)
+            return meter.create_histogram(name, unit=spec.unit, explicit_bucket_boundaries_advisory=list(spec.buckets))
+        totals = self.totals[name] = {}
+
+        def observe(options):
+            return [Observation(cell[0], labels) for labels, cell in totals.values()]
+
+        make = meter.create_observable_counter if kind == "sum" else meter.create_observable_up_down_counter
+        return make(name, callbacks=[observe])
+
     def records(self, op: str, tool: str) -> list:
-        """The (record function, value, labels) of one operation on `tool`, built once per tool."""
+        """(histogram or None, labels, times per operation, running total or None) of one operation on `tool`."""
         key = (op, tool)
         found = self._labels.get(key)
         if found is None:
             described = self.recipe["tool"]
-            found = self._labels[key] = [
-                (
-                    self.instruments[name],
-                    kind == "histogram",
-                    {k: (tool if v == described else v) for k, v in labels},
-                    times,
-                )
-                for name, kind, labels, times in self.recipe["metrics"][op]
-            ]
+            found = []
+            for name, kind, pairs, times in self.recipe["metrics"][op]:
+                labels = {k: (tool if v == described else v) for k, v in pairs}
+                if kind == "histogram":
+                    found.append((self.instruments[name], labels, round(times), None))
+                else:
+                    totals = self.totals[name]
+                    label_key = tuple(sorted(labels.items()))
+                    if label_key not in totals:
+                        totals[label_key] = (labels, [0.0])
+                    found.append((None, labels, times, totals[label_key][1]))
+            self._labels[key] = found
         return found
 
     def record(self, op: str, tool: str, seconds: float) -> None:
-        for instrument, histogram, labels, times in self.records(op, tool):
-            if histogram:
-                for _ in range(round(times)):
-                    instrument.record(seconds, labels)  # type: ignore[attr-defined]
+        for histogram, labels, times, cell in self.records(op, tool):
+            if cell is not None:
+                cell[0] += times
+            elif times == 1:
+                histogram.record(seconds, labels)
             else:
-                instrument.add(times, labels)  # type: ignore[attr-defined]
+                for _ in range(times):
+                    histogram.record(seconds, labels)
 
     async def around(self, op: str, method: str, tool: str, call):
         """`call()` inside the CLIENT span mcpobs makes in mode auto, then the operation's records."""
@@ -386,11 +417,12 @@ class _Bench:
         return result
 
     def warm_count(self, x: int, calls: int) -> int:
+        """Operations before counting: caches filled, first-call costs paid (a quick run warms less)."""
         if self.curve == "distinct":
             return x  # one full cycle: every tool seen once, the caches in their steady state
         if self.curve == "sessions":
-            return max(x, 5)
-        return 5 if self.curve.startswith("listing") else 20
+            return max(x, min(calls, 5))
+        return min(calls, 5 if self.curve.startswith("listing") else 20)
 
 
 async def _run(config: str, curve_name: str, points: list[int], calls: int) -> dict:
@@ -705,20 +737,57 @@ def write_docs(text: str, docs: Path = DOCS) -> None:
     docs.write_text(body)
 
 
-def summary(data: dict) -> dict[str, str]:
-    """Headline numbers for the README's cost table, from the JSON."""
-    out: dict[str, str] = {}
-    c = data["curves"]
-    if "progress" in c:
-        xs = [p["x"] for p in c["progress"]["sdk"]["points"]]
-        per = {k: _values(data, "progress", k, data["measure"]) for k in CONFIGS}
-        d = xs[-1] - xs[0]
-        out["progress"] = " / ".join(_fmt((per[k][-1] - per[k][0]) / d) for k in CONFIGS)
-    for name in ("listing", "listing-changed"):
-        if name in c:
-            per = {k: _values(data, name, k, data["measure"]) for k in CONFIGS}
-            out[name] = " / ".join(_fmt(per[k][-1]) for k in CONFIGS)
-    return out
+README_BEGIN, README_END = (
+    "<!-- growth-table:begin (benchmarks/growth.py --write-readme) -->",
+    "<!-- growth-table:end -->",
+)
+README = ROOT / "README.md"
+
+
+def readme_rows(data: dict) -> str:
+    """The README's cost rows that come from the growth run: the largest point of each curve."""
+    measure, curves = data["measure"], data["curves"]
+    unit = "k instr" if measure == "instructions" else "µs"
+
+    def cells(values: list[float]) -> str:
+        floor, ours = values[1], values[2]
+        shown = [f"{v / 1000:,.0f}" if measure == "instructions" else f"{v:,.0f}" for v in values]
+        return f"{shown[0]} | {shown[1]} | {shown[2]} | {ours / floor:.2f}x"
+
+    rows = []
+    if "tools" in curves:
+        first = [_values(data, "tools", c, measure)[0] for c in CONFIGS]
+        rows.append(f"| a trivial call (one tool registered) | {cells(first)} |")
+    at = {
+        "tools": "a call with {x:,} tools registered",
+        "schema": "a call with a {x:,}-field argument",
+        "payload": "a call returning {x:,} bytes",
+        "sessions": "a call with {x:,} sessions open",
+        "distinct": "a call cycling through {x:,} distinct tools",
+        "listing": "`tools/list` of {x:,} tools, unchanged",
+        "listing-changed": "`tools/list` of {x:,} tools, one changed",
+    }
+    if "progress" in curves:
+        xs = [p["x"] for p in curves["progress"]["sdk"]["points"]]
+        per = [_values(data, "progress", c, measure) for c in CONFIGS]
+        slope = [(v[-1] - v[-2]) / (xs[-1] - xs[-2]) for v in per]
+        rows.append(f"| one progress report ({xs[-2]} to {xs[-1]} per call) | {cells(slope)} |")
+    for name, label in at.items():
+        if name in curves:
+            x = curves[name]["sdk"]["points"][-1]["x"]
+            rows.append(f"| {label.format(x=x)} | {cells([_values(data, name, c, measure)[-1] for c in CONFIGS])} |")
+    head = f"| work ({unit}, in memory, mode auto) | SDK | floor | mcpobs | mcpobs / floor |\n|---|---:|---:|---:|---:|"
+    return head + "\n" + "\n".join(rows) + "\n"
+
+
+def write_readme(text: str, readme: Path = README) -> None:
+    body = readme.read_text()
+    if README_BEGIN not in body:
+        raise SystemExit(f"README.md has no {README_BEGIN} marker")
+    block = f"{README_BEGIN}\n{text}{README_END}"
+    readme.write_text(
+        re.sub(re.escape(README_BEGIN) + r".*?" + re.escape(README_END), lambda _: block, body, flags=re.DOTALL)
+    )
 
 
 def main() -> None:
@@ -736,6 +805,7 @@ def main() -> None:
     parser.add_argument("--images", type=Path, default=IMAGES, help="where the SVG plots go")
     parser.add_argument("--from-json", type=Path, help="no run: tables, plots and docs from a saved run")
     parser.add_argument("--write-docs", action="store_true", help="rewrite the growth section of docs/benchmarks.md")
+    parser.add_argument("--write-readme", action="store_true", help="rewrite the growth rows of README's cost table")
     args = parser.parse_args()
     if args.worker:
         worker(args)
@@ -755,6 +825,8 @@ def main() -> None:
     print(text)
     if args.write_docs:
         write_docs(text)
+    if args.write_readme:
+        write_readme(readme_rows(data))
 
 
 if __name__ == "__main__":
