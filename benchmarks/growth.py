@@ -426,8 +426,8 @@ class _Bench:
         return min(calls, 5 if self.curve.startswith("listing") else 20)
 
 
-async def _run(config: str, curve_name: str, points: list[int], calls: int) -> dict:
-    from contextlib import AsyncExitStack
+async def _run(config: str, plan: list) -> dict:
+    """Every point of every curve in `plan` ([curve, points, calls], ...), in order, one server per curve."""
 
     from mcpobs import semconv as S
 
@@ -443,6 +443,16 @@ async def _run(config: str, curve_name: str, points: list[int], calls: int) -> d
         floor = _Floor(json.loads(os.environ[_RECIPE]), tracer_provider, meter_provider)
     tracer_provider.add_span_processor(Simple(Discard()))
     trace.set_tracer_provider(tracer_provider)  # the SDK's own spans use the global provider
+    curves = {}
+    for curve_name, points, calls in plan:
+        found = await _curve(config, curve_name, points, calls, floor, reader, capture, callgrind)
+        curves[curve_name] = {"points": found}
+    return {"curves": curves, "progress_span": S.PROGRESS_SPAN}
+
+
+async def _curve(config, curve_name, points, calls, floor, reader, capture, callgrind) -> list[dict]:
+    from contextlib import AsyncExitStack
+
     results = []
     async with AsyncExitStack() as stack:
         bench = _Bench(config, curve_name, floor, stack)
@@ -478,7 +488,7 @@ async def _run(config: str, curve_name: str, points: list[int], calls: int) -> d
                 )
                 point["span_count"] = len(capture.spans)
             results.append(point)
-    return {"points": results, "progress_span": S.PROGRESS_SPAN}
+    return results
 
 
 async def _describe(calls: int = 3, reports: int = 5) -> dict:
@@ -542,11 +552,7 @@ def worker(args: argparse.Namespace) -> None:
     import anyio
 
     logging.disable(logging.WARNING)
-    if args.describe:
-        result = anyio.run(_describe)
-    else:
-        points = [int(x) for x in args.points.split(",")]
-        result = anyio.run(_run, args.worker, args.curve, points, args.calls)
+    result = anyio.run(_describe) if args.describe else anyio.run(_run, args.worker, json.loads(args.plan))
     sys.stderr.write(json.dumps(result) + "\n")
 
 
@@ -579,18 +585,16 @@ def describe() -> str:
     return json.dumps(_result(done.stderr))
 
 
-def measure(
-    config: str, curve: Curve, points: tuple[int, ...], calls: int, recipe: str, counted: bool, capture: bool
-) -> dict:
-    """One worker: every point of `curve` for `config`; with `counted`, under callgrind, one dump per point."""
-    cmd = [sys.executable, __file__, "--worker", config, "--curve", curve.name]
-    cmd += ["--points", ",".join(map(str, points)), "--calls", str(calls)]
+def measure(config: str, plan: list, recipe: str, counted: bool, capture: bool) -> dict:
+    """One worker: every point of the curves in `plan` for `config`; counted: under callgrind, one dump per point."""
+    cmd = [sys.executable, __file__, "--worker", config, "--plan", json.dumps(plan)]
     env = _env(recipe if config == "floor" else None, capture)
+    what = f"{config} ({', '.join(c for c, _, _ in plan)})"
     started = time.perf_counter()
     if not counted:
         done = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if done.returncode != 0:
-            raise RuntimeError(f"{config} ({curve.name}) failed:\n{done.stderr[-3000:]}")
+            raise RuntimeError(f"{what} failed:\n{done.stderr[-3000:]}")
         result = _result(done.stderr)
     else:
         with tempfile.TemporaryDirectory() as tmp:
@@ -598,18 +602,19 @@ def measure(
             valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
             done = subprocess.run(valgrind + cmd, capture_output=True, text=True, env={**env, _UNDER_CALLGRIND: "1"})
             if done.returncode != 0:
-                raise RuntimeError(f"{config} ({curve.name}) failed under callgrind:\n{done.stderr[-3000:]}")
+                raise RuntimeError(f"{what} failed under callgrind:\n{done.stderr[-3000:]}")
             result = _result(done.stderr)
-            for n, point in enumerate(result["points"], start=1):
+            points = [p for c, _, _ in plan for p in result["curves"][c]["points"]]
+            for n, point in enumerate(points, start=1):
                 part = Path(f"{out}.{n}")
                 found = re.search(r"^totals: (\d+)", part.read_text() if part.exists() else "", re.MULTILINE)
                 if found is None:
-                    raise RuntimeError(f"callgrind wrote no dump {n} for {config} ({curve.name})")
+                    raise RuntimeError(f"callgrind wrote no dump {n} for {what}")
                 point["instructions"] = int(found[1]) / point["ops"]
-            if Path(f"{out}.{len(result['points']) + 1}").exists():
-                raise RuntimeError(f"callgrind dumped more than once per point for {config} ({curve.name})")
-    result["seconds"] = time.perf_counter() - started
-    return result
+            if Path(f"{out}.{len(points) + 1}").exists():
+                raise RuntimeError(f"callgrind dumped more than once per point for {what}")
+    seconds = time.perf_counter() - started
+    return {name: {**curve, "seconds": seconds} for name, curve in result["curves"].items()}
 
 
 def run(curves: list[Curve], quick: bool, counted: bool, capture: bool, save: Path | None = None) -> dict:
@@ -629,27 +634,33 @@ def run(curves: list[Curve], quick: bool, counted: bool, capture: bool, save: Pa
     done: dict[str, dict] = {c.name: {} for c in curves}
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         jobs = {}
-        # the curves whose points cost the most first, so the two cores finish together
-        for curve in sorted(curves, key=lambda c: c.name not in ("distinct", "listing", "listing-changed")):
-            points = curve.quick if quick else curve.points
-            calls = min(curve.calls, 5) if quick else curve.calls
+
+        def plan(curve: Curve) -> list:
+            return [curve.name, curve.quick if quick else curve.points, min(curve.calls, 5) if quick else curve.calls]
+
+        # counted: a worker per (curve, configuration), the costliest curves first, so the two
+        # cores finish together; timed (a smoke run): a worker per configuration, every curve in it
+        ordered = sorted(curves, key=lambda c: c.name not in ("distinct", "listing", "listing-changed"))
+        plans = [[plan(c)] for c in ordered] if counted else [[plan(c) for c in ordered]]
+        for p in plans:
             for config in CONFIGS:
-                job = pool.submit(measure, config, curve, points, calls, recipe, counted, capture)
-                jobs[job] = (curve.name, config)
+                jobs[pool.submit(measure, config, p, recipe, counted, capture)] = config
         for job in as_completed(jobs):
-            name, config = jobs[job]
+            config = jobs[job]
             try:
-                done[name][config] = job.result()
-            except Exception as failed:  # one curve failing leaves the others' numbers
-                print(f"{name} ({config}) failed: {failed}", file=sys.stderr)
+                found = job.result()
+            except Exception as failed:  # one worker failing leaves the others' numbers
+                print(f"{config} failed: {failed}", file=sys.stderr)
                 continue
-            if len(done[name]) == len(CONFIGS):
-                data["curves"][name] = {c: done[name][c] for c in CONFIGS}
-                data["seconds"] = time.perf_counter() - started
-                print(f"{name}: done after {data['seconds']:.0f} s", file=sys.stderr)
-                if save:
-                    save.parent.mkdir(parents=True, exist_ok=True)
-                    save.write_text(json.dumps(data, indent=1) + "\n")
+            for name, result in found.items():
+                done[name][config] = result
+                if len(done[name]) == len(CONFIGS):
+                    data["curves"][name] = {c: done[name][c] for c in CONFIGS}
+                    data["seconds"] = time.perf_counter() - started
+                    print(f"{name}: done after {data['seconds']:.0f} s", file=sys.stderr)
+                    if save:
+                        save.parent.mkdir(parents=True, exist_ok=True)
+                        save.write_text(json.dumps(data, indent=1) + "\n")
     data["curves"] = {c.name: data["curves"][c.name] for c in curves if c.name in data["curves"]}
     return data
 
@@ -803,9 +814,7 @@ def write_readme(text: str, readme: Path = README) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--worker", choices=CONFIGS)
-    parser.add_argument("--curve", choices=(*CURVES, "describe"))
-    parser.add_argument("--points")
-    parser.add_argument("--calls", type=int)
+    parser.add_argument("--plan", help=argparse.SUPPRESS)
     parser.add_argument("--describe", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--curves", help="comma-separated subset of: " + ", ".join(CURVES))
     parser.add_argument("--quick", action="store_true", help="two tiny points per curve, 5 operations each")
