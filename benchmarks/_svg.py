@@ -30,7 +30,7 @@ def _nice(top: float) -> tuple[float, list[float]]:
     return ticks[-1], ticks
 
 
-def _label(value: float) -> str:
+def label(value: float) -> str:
     for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= limit:
             text = f"{value / limit:.1f}".rstrip("0").rstrip(".")
@@ -38,8 +38,15 @@ def _label(value: float) -> str:
     return f"{value:g}"
 
 
-def chart(title: str, x_label: str, y_label: str, xs: Sequence[float], series: dict[str, Sequence[float]]) -> str:
-    """One SVG document: a line per series over the same xs."""
+def chart(
+    title: str,
+    x_label: str,
+    y_label: str,
+    xs: Sequence[float],
+    series: dict[str, Sequence[float]],
+    x_ticks: Sequence[str] | None = None,
+) -> str:
+    """One SVG document: a line per series over the same xs (ticked with `x_ticks` if given)."""
     log = min(xs) > 0 and max(xs) / min(xs) >= 10
     fx = (lambda v: math.log10(v)) if log else (lambda v: float(v))
     x0, x1 = fx(min(xs)), fx(max(xs))
@@ -62,11 +69,12 @@ def chart(title: str, x_label: str, y_label: str, xs: Sequence[float], series: d
     for tick in yticks:
         y = py(tick)
         out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#e6e6e6"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_label(tick)}</text>')
-    for x in xs:
+        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{label(tick)}</text>')
+    for n, x in enumerate(xs):
         xp = px(x)
+        tick = x_ticks[n] if x_ticks else label(x)
         out.append(f'<line x1="{xp:.1f}" y1="{TOP + plot_h}" x2="{xp:.1f}" y2="{TOP + plot_h + 5}" stroke="#333"/>')
-        out.append(f'<text x="{xp:.1f}" y="{TOP + plot_h + 18}" text-anchor="middle">{_label(x)}</text>')
+        out.append(f'<text x="{xp:.1f}" y="{TOP + plot_h + 18}" text-anchor="middle">{escape(tick)}</text>')
     out.append(
         f'<polyline points="{LEFT},{TOP} {LEFT},{TOP + plot_h} {WIDTH - RIGHT},{TOP + plot_h}" '
         'fill="none" stroke="#333"/>'

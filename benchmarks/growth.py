@@ -677,17 +677,29 @@ def _fmt(value: float) -> str:
 
 
 def curve_table(data: dict, name: str) -> str:
+    """Per point: the three counts, mcpobs over the floor, what each adds to the SDK, and the slopes.
+
+    "Added" is a configuration minus `sdk`: the telemetry's own cost, without the SDK's work it
+    rides on (a 5,000-tool listing is 1.3G instructions of the SDK's own). A slope is the cost
+    of one more unit of the growing quantity between this point and the one before; where the
+    floor's step is under 1% of it (flat), the ratio of two near-zero slopes says nothing, so the
+    cell gives what mcpobs's step adds instead.
+    """
     measure = data["measure"]
     curve = CURVES[name]
     xs = [p["x"] for p in data["curves"][name]["sdk"]["points"]]
     sdk, floor, ours = (_values(data, name, c, measure) for c in CONFIGS)
     unit = "instructions" if measure == "instructions" else "CPU µs"
     lines = [
-        f"| {curve.x_label} | sdk | floor | mcpobs | mcpobs / floor | floor slope | mcpobs slope | slope ratio |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {curve.x_label} | sdk | floor | mcpobs | mcpobs / floor | floor adds | mcpobs adds | adds ratio "
+        "| floor slope | mcpobs slope | slope ratio |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n, x in enumerate(xs):
         ratio = ours[n] / floor[n]
+        added_floor, added_ours = floor[n] - sdk[n], ours[n] - sdk[n]
+        # a floor within 1% of the SDK adds less than the SDK's own spread between runs: no ratio then
+        added = f"{added_ours / added_floor:.2f}" if added_floor > 0.01 * sdk[n] else "floor ≈ sdk"
         if n == 0:
             slopes = "| - | - | - |"
         else:
@@ -697,25 +709,46 @@ def curve_table(data: dict, name: str) -> str:
                 good = ms / fs <= TARGET
                 slope_ratio = f"**{ms / fs:.2f}**" if good else f"**{ms / fs:.2f}** (over {TARGET})"
             else:
-                # the floor is flat here: the ratio of two near-zero slopes says nothing; the added cost does
-                slope_ratio = f"flat floor; mcpobs {_fmt((ours[n] - ours[n - 1]) - (floor[n] - floor[n - 1]))} more"
+                step = (ours[n] - ours[n - 1]) - (floor[n] - floor[n - 1])
+                slope_ratio = f"flat floor; mcpobs's step {'+' if step >= 0 else ''}{_fmt(step)}"
             slopes = f"| {_fmt(fs)} | {_fmt(ms)} | {slope_ratio} |"
-        lines.append(f"| {x:,} | {_fmt(sdk[n])} | {_fmt(floor[n])} | {_fmt(ours[n])} | {ratio:.3f} {slopes}")
+        lines.append(
+            f"| {x:,} | {_fmt(sdk[n])} | {_fmt(floor[n])} | {_fmt(ours[n])} | {ratio:.3f} "
+            f"| {_fmt(added_floor)} | {_fmt(added_ours)} | {added} {slopes}"
+        )
     per = "listing" if curve.per == "listing" else "call"
-    return f"{unit} per {per}; a slope is per unit of x ({curve.x_label})\n\n" + "\n".join(lines)
+    return f"{unit} per {per}; slopes per one more of: {curve.x_label}\n\n" + "\n".join(lines)
 
 
 def plot(data: dict, name: str) -> str:
     measure = data["measure"]
     curve = CURVES[name]
     xs = [p["x"] for p in data["curves"][name]["sdk"]["points"]]
-    xs_plot = [max(x, 0.5) if min(xs) == 0 else x for x in xs]  # progress starts at 0 reports
-    if min(xs) == 0:
-        xs_plot = [x + 1 for x in xs]  # log axis over reports + 1
+    shifted = min(xs) == 0  # progress starts at 0 reports: a log axis over reports + 1, ticked with reports
+    xs_plot = [x + 1 for x in xs] if shifted else xs
     per = "listing" if curve.per == "listing" else "call"
     y = ("instructions" if measure == "instructions" else "CPU µs") + f" per {per}"
-    x_label = curve.x_label + (" + 1" if min(xs) == 0 else "")
-    return _svg.chart(curve.title, x_label, y, xs_plot, {c: _values(data, name, c, measure) for c in CONFIGS})
+    x_label = curve.x_label + (" (axis at reports + 1)" if shifted else "")
+    series = {c: _values(data, name, c, measure) for c in CONFIGS}
+    return _svg.chart(curve.title, x_label, y, xs_plot, series, [_svg.label(x) for x in xs])
+
+
+HOW = {
+    "tools": "Tools registered on the server (copies of `echo` under new names); every call is to `echo`.",
+    "schema": "The tool takes one object argument of that many string fields, and every call sends all of them.",
+    "payload": "The tool returns a string of that many bytes.",
+    "progress": "The tool reports progress that many times per call; the client passes a progress callback. "
+    "The floor makes, per report, one `progress` span (a child of the request's span) carrying "
+    "mcpobs's progress attributes, and one count of `mcpobs.progress.reports` with mcpobs's labels.",
+    "sessions": "That many `Client(server)` sessions open at once, the calls spread across them in turn.",
+    "listing": "One `tools/list` (the client's cache bypassed) of a catalog that does not change between "
+    "listings: the floor is the SDK plus the listing's spans and metric records, nothing per tool.",
+    "listing-changed": "The same, with one tool replaced by a copy with a new description before each "
+    "listing; the floor adds one canonical encoding and hash of the changed tool "
+    "(`mcpobs._core.contract.contract_fingerprint`).",
+    "distinct": "That many tools called round-robin, measured after one full cycle (every tool seen "
+    "once): past any internal cache bound, each call is one the cache has forgotten.",
+}
 
 
 def section(data: dict, images: Path = IMAGES) -> str:
@@ -728,10 +761,18 @@ def section(data: dict, images: Path = IMAGES) -> str:
         "written with plain OpenTelemetry code) and `instrument()` (`mcpobs`), in memory (mode auto).",
         "A slope is the cost of one more unit of the growing quantity between two points; the target",
         f"is mcpobs's slope within {TARGET}x the floor's at each point (issue 31). Where the floor is",
-        "flat the ratio of two near-zero slopes says nothing, so the table gives what mcpobs adds instead.",
+        "flat the ratio of two near-zero slopes says nothing, so the table gives mcpobs's step instead.",
+        '"Adds" is a configuration minus `sdk`: what the telemetry itself costs, without the SDK\'s own',
+        "work it rides on, and \"adds ratio\" is mcpobs's over the floor's. The floor's attributes and",
+        "records are read from one mcpobs worker before the run, and the smoke test",
+        "(`tests/test_benchmark.py`) checks the floor emits the same span names and attribute keys, metric",
+        "names and label keys, as many times, as mcpobs. Its counters are `ObservableCounter`s over running",
+        "totals, the cheapest way this OpenTelemetry SDK counts (a synchronous `Counter.add` re-hashes its",
+        "labels on every call); a full collection and `gc.freeze()` precede each point.",
         "",
         "```bash",
-        "python benchmarks/growth.py --instructions --write-docs   # the whole run (~20 min), this section",
+        "python benchmarks/growth.py --instructions --write-docs --write-readme  # the run, this section, the README rows",
+        "python benchmarks/growth.py --from-json benchmarks/results/growth.json --write-docs  # again from the JSON",
         "python benchmarks/growth.py --instructions --curves progress,listing",
         "```",
         "",
@@ -740,11 +781,12 @@ def section(data: dict, images: Path = IMAGES) -> str:
         "",
     ]
     images.mkdir(parents=True, exist_ok=True)
-    for name in data["curves"]:
+    for name in [n for n in CURVES if n in data["curves"]]:  # in CURVES order, whatever order they finished in
         svg = images / f"growth-{name}.svg"
         svg.write_text(plot(data, name))
         rel = os.path.relpath(svg, DOCS.parent)
-        out += [f"### {CURVES[name].title}", "", f"![{CURVES[name].title}]({rel})", "", curve_table(data, name), ""]
+        title = CURVES[name].title
+        out += [f"### {title}", "", HOW[name], "", f"![{title}]({rel})", "", curve_table(data, name), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -771,9 +813,12 @@ def readme_rows(data: dict) -> str:
     unit = "k instr" if measure == "instructions" else "µs"
 
     def cells(values: list[float]) -> str:
-        floor, ours = values[1], values[2]
+        sdk, floor, ours = values
         shown = [f"{v / 1000:,.0f}" if measure == "instructions" else f"{v:,.0f}" for v in values]
-        return f"{shown[0]} | {shown[1]} | {shown[2]} | {ours / floor:.2f}x"
+        over = ours - sdk
+        plus = f"{over / 1000:,.0f}k" if measure == "instructions" else f"{over:,.0f} µs"
+        adds = f"{over / (floor - sdk):.2f}x" if floor - sdk > 0.01 * sdk else f"floor ≈ SDK; mcpobs +{plus}"
+        return f"{shown[0]} | {shown[1]} | {shown[2]} | {ours / floor:.2f}x | {adds}"
 
     rows = []
     if "tools" in curves:
@@ -797,7 +842,10 @@ def readme_rows(data: dict) -> str:
         if name in curves:
             x = curves[name]["sdk"]["points"][-1]["x"]
             rows.append(f"| {label.format(x=x)} | {cells([_values(data, name, c, measure)[-1] for c in CONFIGS])} |")
-    head = f"| work ({unit}, in memory, mode auto) | SDK | floor | mcpobs | mcpobs / floor |\n|---|---:|---:|---:|---:|"
+    head = (
+        f"| work ({unit}, in memory, mode auto) | SDK | floor | mcpobs | mcpobs / floor "
+        "| mcpobs's cost over the SDK / the floor's |\n|---|---:|---:|---:|---:|---:|"
+    )
     return head + "\n" + "\n".join(rows) + "\n"
 
 
