@@ -95,3 +95,50 @@ def test_the_privacy_step_benchmark_runs_each_text_beside_its_baseline():
     for row in rows:
         ratio = row.strip("|").split("|")[-1].strip()
         assert float(ratio) > 0, row
+
+
+def test_the_growth_curves_run_every_curve_with_a_floor_that_records_what_mcpobs_records(tmp_path):
+    """A smoke run of benchmarks/growth.py (tiny points, timed, no valgrind).
+
+    The honest part: the floor must emit the telemetry mcpobs emits (span names and attribute
+    keys, metric names and label keys, as many of each), or its ratios mean nothing.
+    """
+    import json
+    import xml.etree.ElementTree as ET
+
+    script = SCRIPT.parent / "growth.py"
+    out, images = tmp_path / "growth.json", tmp_path / "images"
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick", "--capture", "--json", str(out), "--images", str(images)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(out.read_text())
+    curves = {"tools", "schema", "payload", "progress", "sessions", "listing", "listing-changed", "distinct"}
+    assert set(data["curves"]) == curves
+    for name, configs in data["curves"].items():
+        assert set(configs) == {"sdk", "floor", "mcpobs"}, name
+        for config, result in configs.items():
+            assert len(result["points"]) == 2 and all(p["cpu_us"] > 0 for p in result["points"]), (name, config)
+        for n, (floor, ours) in enumerate(zip(configs["floor"]["points"], configs["mcpobs"]["points"], strict=True)):
+            where = f"{name}, point {n}"
+            assert floor["span_count"] == ours["span_count"], where
+            assert floor["spans"] == ours["spans"], where  # (kind, name, attribute keys) of every span
+            assert [m[:3] for m in floor["metrics"]] == [m[:3] for m in ours["metrics"]], (
+                where
+            )  # name, kind, label keys
+            assert [m[3] for m in floor["metrics"]] == [m[3] for m in ours["metrics"]], where  # records made
+            assert ours["metrics"], where
+        sdk = configs["sdk"]["points"][-1]
+        assert sdk["metrics"] == [] and sdk["span_count"] < configs["mcpobs"]["points"][-1]["span_count"], name
+    # the progress curve's second point reports: the floor's `progress` spans and counts are there
+    progress = data["curves"]["progress"]["floor"]["points"][-1]
+    assert any(kind == "INTERNAL" and span == "progress" for kind, span, _ in progress["spans"])
+    for name in curves:
+        svg = ET.parse(images / f"growth-{name}.svg").getroot()
+        lines = svg.findall("{http://www.w3.org/2000/svg}polyline")
+        assert len(lines) == 4, name  # the axes and one line per configuration
+        assert "sdk" in ET.tostring(svg, encoding="unicode") and name in done.stdout
+    assert "## Growth curves" in done.stdout and "Python 3." in done.stdout
