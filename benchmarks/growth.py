@@ -10,7 +10,9 @@ point, the instructions per call (or per listing) of three configurations, in me
   carrying every attribute mcpobs's spans carry (added by a span processor, one batch per span,
   as overhead.py's `floor-payload`), the CLIENT span mcpobs adds in mode auto, one `progress`
   span and the progress count per report, and every metric record mcpobs makes per call, per
-  listing and per report, with the same labels. What it records is read, before the run, from
+  listing and per report, with the same labels: the server's records in a server middleware
+  (the server's duration is timed around the server's handling, as in overhead.py), the
+  client's around the call, the counts under a lock. What it records is read, before the run, from
   one mcpobs worker (`describe`); the smoke test checks the floor emits the same span names,
   attribute keys, metric names and label keys as mcpobs. A listing with one tool changed adds
   one canonical encoding and hash of that tool (`mcpobs._core.contract`), the least any
@@ -161,19 +163,31 @@ def _providers(capture: _Capture):
     return tracer_provider, meter_provider, reader, Discard, SimpleSpanProcessor, trace
 
 
+_OPS = {"tools/call": "call", "tools/list": "listing"}
+"""The methods the floor's server middleware records, by the recipe's operation name."""
+
+
 class _Floor:
     """The telemetry mcpobs records, done with plain OpenTelemetry calls and no mcpobs code.
 
     `recipe` (from `describe`) holds, per operation (call, listing, progress report), the
     attributes of each span by (kind, method), and each metric record with its labels and how
     many times it is made per operation. Labels naming the described tool name the tool called.
+    It is also the server's middleware: the server's records are made there, timed around the
+    server's handling, the client's around the client's call.
     """
 
     def __init__(self, recipe: dict, tracer_provider, meter_provider) -> None:
+        import threading
+
         from opentelemetry.sdk.trace import SpanProcessor
         from opentelemetry.trace import SpanKind
 
+        from mcpobs import semconv as S
+
         self.recipe = recipe
+        self.lock = threading.Lock()
+        self.server_side = {S.SERVER_OPERATION_DURATION.name, S.SERVER_REQUESTS.name}
         self.tracer = tracer_provider.get_tracer("floor")
         self.kinds = SpanKind
         meter = meter_provider.get_meter("floor")
@@ -183,7 +197,7 @@ class _Floor:
             for name, kind, _labels, _times in recipe["metrics"][op]:
                 if name not in self.instruments:
                     self.instruments[name] = self._instrument(meter, name, kind)
-        self._labels: dict[tuple[str, str], list] = {}
+        self._labels: dict[tuple[str, str, str | None], list] = {}
         spans = recipe["spans"]
 
         class Payload(SpanProcessor):
@@ -229,14 +243,19 @@ class _Floor:
         make = meter.create_observable_counter if kind == "sum" else meter.create_observable_up_down_counter
         return make(name, callbacks=[observe])
 
-    def records(self, op: str, tool: str) -> list:
-        """(histogram or None, labels, times per operation, running total or None) of one operation on `tool`."""
-        key = (op, tool)
+    def records(self, op: str, tool: str, side: str | None = None) -> list:
+        """(histogram or None, labels, times per operation, running total or None) of one operation on `tool`.
+
+        `side` ("server" or "client") keeps that side's records; None keeps all (a progress report).
+        """
+        key = (op, tool, side)
         found = self._labels.get(key)
         if found is None:
             described = self.recipe["tool"]
             found = []
             for name, kind, pairs, times in self.recipe["metrics"][op]:
+                if side is not None and (name in self.server_side) != (side == "server"):
+                    continue
                 labels = {k: (tool if v == described else v) for k, v in pairs}
                 if kind == "histogram":
                     found.append((self.instruments[name], labels, round(times), None))
@@ -249,18 +268,29 @@ class _Floor:
             self._labels[key] = found
         return found
 
-    def record(self, op: str, tool: str, seconds: float) -> None:
-        for histogram, labels, times, cell in self.records(op, tool):
+    def record(self, op: str, tool: str, seconds: float, side: str | None = None) -> None:
+        for histogram, labels, times, cell in self.records(op, tool, side):
             if cell is not None:
-                cell[0] += times
+                with self.lock:  # a library cannot assume one thread; overhead.py's floor counts so too
+                    cell[0] += times
             elif times == 1:
                 histogram.record(seconds, labels)
             else:
                 for _ in range(times):
                     histogram.record(seconds, labels)
 
+    async def __call__(self, ctx, call_next):
+        """The server middleware: the server's records of a call or listing, timed around its handling."""
+        start = time.perf_counter()
+        result = await call_next(ctx)
+        op = _OPS.get(ctx.method)
+        if op is not None:
+            tool = ctx.params.get("name", "") if op == "call" and ctx.params else ""
+            self.record(op, tool, time.perf_counter() - start, "server")
+        return result
+
     async def around(self, op: str, method: str, tool: str, call):
-        """`call()` inside the CLIENT span mcpobs makes in mode auto, then the operation's records."""
+        """`call()` inside the CLIENT span mcpobs makes in mode auto, then the client's records."""
         attributes = self.recipe["spans"].get(f"CLIENT {method}")
         start = time.perf_counter()
         if attributes is None:
@@ -269,7 +299,7 @@ class _Floor:
             name = f"{method} {tool}" if tool else method
             with self.tracer.start_as_current_span(name, kind=self.kinds.CLIENT, attributes=attributes):
                 result = await call()
-        self.record(op, tool, time.perf_counter() - start)
+        self.record(op, tool, time.perf_counter() - start, "client")
         return result
 
     def report(self, tool: str) -> None:
@@ -287,7 +317,7 @@ class _Bench:
         from mcp.server.mcpserver import MCPServer
 
         self.config, self.curve, self.floor, self.stack = config, curve, floor, stack
-        self.server = MCPServer("bench", version="1.0.0")
+        self.server = MCPServer("bench", version="1.0.0", middleware=[floor] if floor is not None else [])
         self.clients: list = []
         self.tools = self.server._tool_manager._tools  # registering thousands by copy, not by signature
         self.template = None
@@ -766,9 +796,11 @@ def section(data: dict, images: Path = IMAGES) -> str:
         "work it rides on, and \"adds ratio\" is mcpobs's over the floor's. The floor's attributes and",
         "records are read from one mcpobs worker before the run, and the smoke test",
         "(`tests/test_benchmark.py`) checks the floor emits the same span names and attribute keys, metric",
-        "names and label keys, as many times, as mcpobs. Its counters are `ObservableCounter`s over running",
-        "totals, the cheapest way this OpenTelemetry SDK counts (a synchronous `Counter.add` re-hashes its",
-        "labels on every call); a full collection and `gc.freeze()` precede each point.",
+        "names and label keys, as many times, as mcpobs. Its server records are made in a server middleware",
+        "(the server's duration timed around the server's handling), its client records around the call;",
+        "its counters are `ObservableCounter`s over running totals kept under a lock, the cheapest way this",
+        "OpenTelemetry SDK counts (a synchronous `Counter.add` re-hashes its labels on every call); the",
+        "recipe is overhead.py's `floor-payload`. A full collection and `gc.freeze()` precede each point.",
         "",
         "```bash",
         "python benchmarks/growth.py --instructions --write-docs --write-readme  # the run, this section, the README rows",

@@ -25,7 +25,8 @@ set mcpobs records. That is `floor-full`: what the conventions require.
 
 mcpobs's own floor is `floor-payload`, the same telemetry mcpobs records written with plain
 OpenTelemetry code: floor-full, plus every attribute mcpobs's two spans carry beyond the floor's
-(a span processor adds them as each span starts), plus the two request counters mcpobs counts
+(the CLIENT span, the floor's own, starts with all of them; a span processor adds them to the
+SDK's SERVER span as it starts, as growth.py's floor does), plus the two request counters mcpobs counts
 on every call (`mcpobs.server.requests`, `mcpobs.client.requests`) with mcpobs's labels, each an
 `ObservableCounter` reporting a total the floor adds to under a lock (the cheapest way the SDK
 offers; a synchronous `Counter.add` costs about as much as a histogram record).
@@ -325,9 +326,11 @@ class _ClientFloor:
 
     def __init__(self, config: str, mode: str, meter_provider) -> None:
         from opentelemetry import trace
+        from opentelemetry.trace import SpanKind
 
         from mcpobs import semconv as S
 
+        self.client_kind = SpanKind.CLIENT  # read once: an import per call costs the floor ~4k instructions
         self.histogram = None
         self.tracer = None
         self.count = None
@@ -339,6 +342,8 @@ class _ClientFloor:
             if mode == "auto" and config not in ("histograms-only", "fastmcp-floor"):
                 self.tracer = trace.get_tracer("floor")
                 self.attributes = {S.MCP_METHOD_NAME: "tools/call", S.GEN_AI_TOOL_NAME: "echo"}
+                if config == "floor-payload":  # the span is the floor's own: all of mcpobs's attributes at its start
+                    self.attributes = json.loads(os.environ[_PAYLOAD])["CLIENT"]
 
     async def call(self, client, name: str) -> None:
         if self.histogram is None:
@@ -351,9 +356,7 @@ class _ClientFloor:
             if self.count is not None:
                 self.count.add()
             return
-        from opentelemetry.trace import SpanKind
-
-        with self.tracer.start_as_current_span("tools/call echo", kind=SpanKind.CLIENT, attributes=self.attributes):
+        with self.tracer.start_as_current_span("tools/call echo", kind=self.client_kind, attributes=self.attributes):
             start = time.perf_counter()
             await client.call_tool(name, ARGUMENTS)
             self.histogram.record(time.perf_counter() - start, self.labels)
