@@ -161,6 +161,7 @@ def test_compiled_shapes_of_a_catalog_past_the_floor_are_compiled_once(monkeypat
     assert len(compiled) == _KEYS
 
 
+@pytest.mark.slow  # 15,000 calls through the client: about 20 s
 @pytest.mark.anyio
 async def test_a_server_cycling_through_5000_registered_tools_computes_each_once(
     mcpobs_telemetry, monkeypatch: pytest.MonkeyPatch
