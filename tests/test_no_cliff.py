@@ -17,6 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcpobs import semconv as S
 from mcpobs._core import contract, labels, tally
 from mcpobs._core.config import settings_from
+from mcpobs._core.names import ServerNames
 from mcpobs._core.outcome import Classification
 from mcpobs._server import corpus
 
@@ -160,6 +161,7 @@ def test_compiled_shapes_of_a_catalog_past_the_floor_are_compiled_once(monkeypat
     assert len(compiled) == _KEYS
 
 
+@pytest.mark.slow  # 15,000 calls through the client: about 20 s
 @pytest.mark.anyio
 async def test_a_server_cycling_through_5000_registered_tools_computes_each_once(
     mcpobs_telemetry, monkeypatch: pytest.MonkeyPatch
@@ -189,3 +191,20 @@ async def test_a_server_cycling_through_5000_registered_tools_computes_each_once
         for i in range(_KEYS):  # names a caller makes up fold to one label set: nothing grows
             await client.call_tool(f"made_up_{i}", {"text": "x"})
     assert len(built) <= 3
+
+
+def test_the_catalog_is_counted_once_per_many_asks_not_per_miss():
+    """Past the floor every first-time miss asks how large the catalog is; counting copies the
+    registry (MCPServer's `list_tools()`), so a 10,000-tool catalog filling the caches would copy
+    it thousands of times. The count is taken afresh once per 256 asks."""
+    counted: list[int] = []
+    names = ServerNames(object())
+
+    def offered() -> dict[str, int]:
+        counted.append(1)
+        return {"tools": 10_000, "prompts": 0, "resources": 0}
+
+    names.offered = offered
+    sizes = {names.known() for _ in range(1_000)}
+    assert sizes == {10_000}
+    assert len(counted) == 4  # asks 1, 257, 513 and 769: the old count copied on all 1,000

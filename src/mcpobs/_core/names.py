@@ -22,6 +22,9 @@ _KNOWN_VERSIONS = frozenset(_version.KNOWN_PROTOCOL_VERSIONS)
 Lookup = Callable[[str], object]
 
 
+_RECOUNT = 256
+"""`ServerNames.known` counts the registry afresh once per this many asks."""
+
 LISTINGS = frozenset({"tools/list", "prompts/list"})
 """The results `ServerNames.learn` reads a lowlevel server's names from."""
 
@@ -34,6 +37,8 @@ class ServerNames:
     """The names one server registers. Lookups are live, so a tool added later counts."""
 
     __slots__ = (
+        "_known",
+        "_known_asks",
         "_learned_prompts",
         "_learned_tools",
         "_listed",
@@ -57,6 +62,8 @@ class ServerNames:
         self._learned_prompts: dict[str, Mapping[str, Any]] = {}
         self._listed: set[str] = set()
         """The listing methods whose whole result (no `nextCursor`) a lowlevel server has returned."""
+        self._known = 0
+        self._known_asks = 0
 
     def method(self, method: object) -> str:
         if not isinstance(method, str):
@@ -134,10 +141,18 @@ class ServerNames:
         return name if name in self._learned_prompts else semconv.OTHER
 
     def known(self) -> int:
-        """How many tools and prompts this server registers or has listed (the caches' scale)."""
-        counts = self.offered() if self.offered is not None else {}
-        registered = (counts.get("tools") or 0) + (counts.get("prompts") or 0)
-        return registered + len(self._learned_tools) + len(self._learned_prompts)
+        """How many tools and prompts this server registers or has listed (the caches' scale).
+
+        Counted afresh on every `_RECOUNT`th ask: a framework's count copies its registry, and
+        the caches ask on each first-time miss, so a catalog far past their floor filling them
+        would pay a copy of the catalog per tool. A count a few asks stale only evicts early.
+        """
+        if self._known_asks % _RECOUNT == 0:
+            counts = self.offered() if self.offered is not None else {}
+            registered = (counts.get("tools") or 0) + (counts.get("prompts") or 0)
+            self._known = registered + len(self._learned_tools) + len(self._learned_prompts)
+        self._known_asks += 1
+        return self._known
 
     def offered_counts(self, capabilities: Mapping[str, Any]) -> dict[str, int | None]:
         """Counts for the session line; a capability the server did not declare counts 0."""
