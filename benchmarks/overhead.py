@@ -35,6 +35,7 @@ offers; a synchronous `Counter.add` costs about as much as a histogram record).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -475,6 +476,10 @@ async def _run(config: str, mode: str, calls: int, hostile: bool, describe: bool
                 await floor.call(client, "echo")
             spans, sentry = _Counts.spans, _Counts.sentry
             points = _points() if describe else {}
+            # A full collection now, and what survives it frozen (as growth.py does): otherwise
+            # the count holds more or fewer whole-heap collections by the call count, by chance.
+            gc.collect()
+            gc.freeze()
             if callgrind:
                 callgrind(_Callgrind.START, _Callgrind.ZERO)
             cpu, wall = time.process_time(), time.perf_counter()
