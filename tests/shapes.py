@@ -37,6 +37,7 @@ BIN = Path(sys.executable).parent
 
 APP = """
 import os
+import time
 
 from mcp.server.mcpserver import MCPServer
 
@@ -47,7 +48,11 @@ server = MCPServer("shop")
 
 
 @server.tool()
-def whoami() -> int:
+async def whoami() -> int:
+    # Blocks this worker's event loop (not a thread: the tool is async) for 10 ms, so a connection arriving meanwhile is accepted by
+    # another worker: on a quiet machine an idle worker can otherwise win every accept (CI saw one
+    # worker answer all 800 calls).
+    time.sleep(0.01)
     return os.getpid()
 
 
