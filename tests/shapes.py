@@ -48,11 +48,8 @@ server = MCPServer("shop")
 
 
 @server.tool()
-async def whoami() -> int:
-    # Blocks this worker's event loop (not a thread: the tool is async) for 10 ms, so a connection arriving meanwhile is accepted by
-    # another worker: on a quiet machine an idle worker can otherwise win every accept (CI saw one
-    # worker answer all 800 calls).
-    time.sleep(0.01)
+async def whoami(hold: float = 0.0) -> int:
+    time.sleep(hold)  # blocks this worker's event loop: see Served.call
     return os.getpid()
 
 
@@ -139,17 +136,23 @@ class Served:
     async def call(self, tool: str = "whoami", clients: int = 8, each: int = 5, workers: int = 1) -> None:
         """`clients` concurrent clients make `each` calls; again until `workers` processes answered."""
 
-        async def one_client() -> None:
+        async def one_client(i: int) -> None:
+            # Each client connects 50 ms after the one before, whose first call blocks its
+            # worker's event loop for 200 ms: that worker cannot accept meanwhile, so another
+            # does. (An idle worker accepts every pending connection at once, so clients that
+            # all connect together can all land on one worker: CI saw 800 calls on one pid.)
+            await anyio.sleep(0.05 * i)
             async with Client(self.url) as client:
-                for _ in range(each):
-                    result = await client.call_tool(tool, {})
+                for n in range(each):
+                    arguments = {"hold": 0.2} if n == 0 and tool == "whoami" else {}
+                    result = await client.call_tool(tool, arguments)
                     assert not result.is_error, result
                     self.pids[int(result.structured_content["result"])] += 1  # type: ignore[index]
 
         for _ in range(20):
             async with anyio.create_task_group() as group:
-                for _ in range(clients):
-                    group.start_soon(one_client)
+                for i in range(clients):
+                    group.start_soon(one_client, i)
             if len(self.pids) >= workers:
                 return
         raise AssertionError(f"only workers {sorted(self.pids)} answered {self.calls} calls")
