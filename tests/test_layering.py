@@ -80,3 +80,32 @@ def test_no_module_imports_itself_round_a_circle():
 
 def test_the_circle_finder_finds_a_circle():
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+_LAYERS = {
+    # a module of this package ... may not import one of these (type-only imports included)
+    "mcpobs._core": ("mcpobs._server", "mcpobs._client", "mcpobs._hosts", "mcpobs._cli"),
+    "mcpobs._server": ("mcpobs._client", "mcpobs._cli"),
+    "mcpobs._hosts": ("mcpobs._client", "mcpobs._cli"),
+    "mcpobs._client": ("mcpobs._hosts", "mcpobs._cli"),
+    # _client may read _server's state: a server's own request to its client is labelled by the
+    # request it serves (`_client/side_spans.py`).
+}
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_the_server_side_imports_nothing_of_the_client_side():
+    """A server process need not load the client's code: what the server side reads of a client lives in `_core`."""
+    modules = _modules()
+    crossings = sorted(
+        f"{name} imports {other}"
+        for name, path in modules.items()
+        for package, banned in _LAYERS.items()
+        if _within(name, package)
+        for other in _imports(name, path, modules)
+        if any(_within(other, b) for b in banned)
+    )
+    assert crossings == []

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -29,6 +29,7 @@ from mcpobs import semconv as S
 from mcpobs._client import catalog, classify, memory, release
 from mcpobs._client.names import ClientNames, listed
 from mcpobs._core import hooks as _hooks
+from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import verdict as _verdict
 from mcpobs._core.guard import report
@@ -304,7 +305,7 @@ class ClientCall:
         return self.cls is None
 
 
-_current: ContextVar[ClientCall | None] = ContextVar("mcpobs_client_call", default=None)
+_current = cast("ContextVar[ClientCall | None]", _outbound.current_call)
 
 
 current = _current.get
@@ -323,11 +324,5 @@ def leave(tokens: tuple[Any, Any]) -> None:
         report("client context detach", exc)
 
 
-def sending() -> ClientCall | None:
-    """The mcpobs client request being written in this context, if its span is current.
-
-    Contexts are copied into server handlers in process, so the contextvar alone could be a
-    client call seen from inside the server; the current span tells them apart.
-    """
-    call = _current.get()
-    return call if call is not None and trace.get_current_span() is call.span else None
+sending = cast("Callable[[], ClientCall | None]", _outbound.sending)
+"""The mcpobs client request being written in this context, if its span is current (`_core/outbound.py`)."""

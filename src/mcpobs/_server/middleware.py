@@ -16,10 +16,10 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv as S
-from mcpobs._client import calls as _client_calls
 from mcpobs._core import content as _content
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import inventory as I
+from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core import service_version as _service_version
@@ -166,7 +166,7 @@ class ServerMiddleware:
             if ctx.request_id is not None:
                 # In process the id is minted on this side; the client call waiting on it
                 # (its span is still current here) records it with its outcome.
-                waiting = _client_calls.sending()
+                waiting = _outbound.sending()
                 if waiting is not None and waiting.request_id is None:
                     waiting.request_id = ctx.request_id
         version = bounded_version(ctx.protocol_version)
