@@ -7,7 +7,10 @@ method no MCP revision has) is used as given and warned about once.
 
 from __future__ import annotations
 
+import inspect
 import logging
+import subprocess
+import sys
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -129,3 +132,43 @@ def test_an_unknown_option_names_the_near_miss(option, near):
 def test_an_unknown_option_far_from_any_says_no_guess():
     with pytest.raises(mcpobs.ConfigurationError, match=r"unknown option\(s\) colour; the options are"):
         mcpobs.instrument(colour="blue")
+
+
+def test_every_option_is_named_and_typed_in_the_signature():
+    """IDEs and `help()` show each option by name, with the default `settings_from` applies."""
+    from dataclasses import fields
+
+    from mcpobs._core.config import InstrumentOptions, Settings, settings_from
+
+    settings = {f.name for f in fields(Settings)}
+    assert set(InstrumentOptions.__annotations__) == settings | {"tracer_provider", "meter_provider"}
+    for function, leading in ((mcpobs.instrument, []), (mcpobs.instrument_server, ["server"])):
+        parameters = inspect.signature(function).parameters
+        assert list(parameters)[: len(leading)] == leading
+        options = {n: p for n, p in parameters.items() if n not in leading}
+        assert set(options) == set(InstrumentOptions.__annotations__)
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY and p.annotation for p in options.values())
+        # the defaults shown are the settings an empty call gets (in an empty environment)
+        shown = {n: p.default for n, p in options.items() if n not in ("tracer_provider", "meter_provider")}
+        assert settings_from(shown, {}) == settings_from({}, {})
+
+
+def test_a_type_checker_sees_a_misspelt_or_mistyped_option(tmp_path):
+    """pyright, as a user's IDE runs it: the options are checked where `instrument()` is called."""
+    user = tmp_path / "app.py"
+    user.write_text(
+        "import mcpobs\n"
+        "mcpobs.instrument(record_user=True, max_attribute_length=100)\n"
+        "mcpobs.instrument(recrd_user=True)\n"
+        "mcpobs.instrument(max_attribute_length='100')\n"
+        "mcpobs.instrument_server(object(), clients='no')\n"
+    )
+    checked = subprocess.run(
+        [sys.executable, "-m", "pyright", "--pythonpath", sys.executable, str(user)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    errors = [line for line in checked.stdout.splitlines() if " - error: " in line]
+    assert [line.split(":")[1] for line in errors] == ["3", "4", "5"], checked.stdout
+    assert "recrd_user" in errors[0]

@@ -25,10 +25,11 @@ A host says which model drives its client calls with ``with mcpobs.model("claude
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from typing import Any, Unpack
 
 from mcpobs import semconv
-from mcpobs._core.config import ConfigurationError
+from mcpobs._core.config import ConfigurationError, InstrumentOptions, signature
 from mcpobs._core.environment import otel_env
 from mcpobs._core.model import model
 from mcpobs._instrumentor import MCPInstrumentor
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 
-def instrument(**options: Any) -> None:
+def instrument(**options: Unpack[InstrumentOptions]) -> None:
     """Instrument the MCP SDK in this process; calling it again changes nothing.
 
     A second call with other options warns once that they are ignored (`uninstrument()` first
@@ -108,7 +109,7 @@ def uninstrument() -> None:
         instrumentor.uninstrument()
 
 
-def instrument_server(server: Any, **options: Any) -> None:
+def instrument_server(server: Any, **options: Unpack[InstrumentOptions]) -> None:
     """Instrument one server by hand: an ``MCPServer`` or a lowlevel ``Server``.
 
     Beside (or instead of) the global `instrument()`: this server's requests get mcpobs's
@@ -135,3 +136,10 @@ def uninstrument_server(server: Any) -> None:
     from mcpobs._server import setup
 
     setup.uninstrument_server(server)
+
+
+# What help(), notebooks and IDEs that read the runtime signature show: every option by name.
+instrument.__signature__ = signature()  # type: ignore[attr-defined]
+instrument_server.__signature__ = signature(  # type: ignore[attr-defined]
+    inspect.Parameter("server", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Any)
+)

@@ -19,7 +19,7 @@ built after `mcpobs.instrument()`. Without pytest, `capture()` does the same: pa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -27,6 +27,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
+
+from mcpobs._core.config import Options, signature
 
 __all__ = ["CapturedTelemetry", "capture"]
 
@@ -89,7 +91,7 @@ class CapturedTelemetry:
         self.exporter.clear()
 
 
-def capture(**options: Any) -> CapturedTelemetry:
+def capture(**options: Unpack[Options]) -> CapturedTelemetry:
     """Instrument into fresh in-memory exporters; pair with `mcpobs.uninstrument()`."""
     import mcpobs
 
@@ -97,3 +99,6 @@ def capture(**options: Any) -> CapturedTelemetry:
     mcpobs.uninstrument()
     mcpobs.instrument(tracer_provider=captured.tracer_provider, meter_provider=captured.meter_provider, **options)
     return captured
+
+
+capture.__signature__ = signature(providers=False)  # type: ignore[attr-defined]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from dataclasses import MISSING, dataclass, fields
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from mcpobs import semconv
 from mcpobs._core.guard import logger
@@ -27,6 +28,15 @@ Redactor = Callable[[Any], Any]
 Hook = Callable[[Any, Any], None]
 """A user hook: called with the span and the request (or the result)."""
 _HOOKS = ("server_request_hook", "server_response_hook", "client_request_hook", "client_response_hook")
+
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import Span, TracerProvider
+
+    SpanHook = Callable[[Span, Any], None]
+else:
+    SpanHook = Hook
 
 
 class ConfigurationError(ValueError):
@@ -73,6 +83,67 @@ class Settings:
     `traceparent`/`tracestate` go."""
     shutdown_timeout: float | None = None
     """Seconds the flush at exit may take (providers mcpobs configures); None: the variable, else 3."""
+
+
+class Options(TypedDict, total=False):
+    """The options of `instrument()` beside the providers, named and typed for IDEs and type checkers.
+
+    One key per `Settings` field (`tests/test_mistakes.py` pins that they agree); what each
+    means is on the field. A value is checked when `instrument()` runs (`settings_from`).
+    """
+
+    max_attribute_length: int
+    max_progress_spans: int
+    capture_content: bool | None
+    """None (or left out): `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`, else False."""
+    max_content_length: int
+    redact: Redactor | None
+    record_user: bool
+    record_session_id: bool
+    session_id_key: str | bytes | None
+    record_shapes: bool | None
+    """None (or left out): `OTEL_PYTHON_MCP_RECORD_SHAPES`, else False."""
+    clients: bool
+    send_verdict: bool
+    excluded_methods: Iterable[str] | str | None
+    """None (or left out): `OTEL_PYTHON_MCP_EXCLUDED_METHODS`; a string is comma-separated."""
+    server_request_hook: SpanHook | None
+    server_response_hook: SpanHook | None
+    client_request_hook: SpanHook | None
+    client_response_hook: SpanHook | None
+    record_error_messages: bool
+    raw_resource_uris: bool
+    record_progress_messages: bool
+    send_baggage: bool
+    shutdown_timeout: float | None
+
+
+class InstrumentOptions(Options, total=False):
+    """`Options` and where the telemetry goes: the global providers when left out or None."""
+
+    tracer_provider: TracerProvider | None
+    meter_provider: MeterProvider | None
+
+
+_FROM_ENVIRONMENT = frozenset({"capture_content", "record_shapes", "excluded_methods", "shutdown_timeout"})
+"""Options whose absence means "read the environment": None in the signature, not `Settings`' value."""
+
+
+def signature(*leading: inspect.Parameter, providers: bool = True) -> inspect.Signature:
+    """The keyword-only signature of a function taking `**options` (`help()`, notebooks, runtime IDEs).
+
+    Built from `Settings`, so the names, order and defaults shown are those `settings_from` applies.
+    """
+    hints = (InstrumentOptions if providers else Options).__annotations__
+    defaults = {
+        f.name: None if f.name in _FROM_ENVIRONMENT or f.default is MISSING else f.default for f in fields(Settings)
+    }
+    names = [*(("tracer_provider", "meter_provider") if providers else ()), *defaults]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    # TypedDict keeps postponed annotations as ForwardRefs: shown as the text they were written as.
+    shown = {n: getattr(hint, "__forward_arg__", hint) for n, hint in hints.items()}
+    named = [inspect.Parameter(n, keyword, default=defaults.get(n), annotation=shown[n]) for n in names]
+    return inspect.Signature([*leading, *named], return_annotation=None)
 
 
 def _positive_int(name: str, value: object) -> int:
