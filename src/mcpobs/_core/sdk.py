@@ -43,11 +43,15 @@ if TYPE_CHECKING or LINE == 2:  # type-checked as 2.x, the development line (pyr
     from mcp_types.methods import is_input_required
 
     CLIENT_REQUESTS = frozenset(_methods.SPEC_CLIENT_METHODS)
+    PARSED_CLIENT_REQUESTS = CLIENT_REQUESTS
     CLIENT_NOTIFICATIONS = frozenset(_methods.SPEC_CLIENT_NOTIFICATION_METHODS)
     SERVER_REQUESTS = frozenset(method for method, _revision in _methods.SERVER_REQUESTS)
     ROUND_METHODS = frozenset(_methods.INPUT_REQUIRED_METHODS)
     KNOWN_PROTOCOL_VERSIONS = frozenset(_version.KNOWN_PROTOCOL_VERSIONS) | frozenset(PROTOCOL_REVISIONS)
     MODERN_PROTOCOL_VERSIONS = frozenset(_version.MODERN_PROTOCOL_VERSIONS)
+    # The model fields the lines spell differently (2.x snake_case, 1.x the wire's camelCase).
+    CLIENT_INFO = "client_info"
+    IS_ERROR = "is_error"
 else:
     from mcp import types as _types
     from mcp.shared.exceptions import McpError as ProtocolError
@@ -72,22 +76,29 @@ else:
         members = get_args(union.model_fields["root"].annotation)
         return frozenset(cast(str, get_args(m.model_fields["method"].annotation)[0]) for m in members)
 
+    PARSED_CLIENT_REQUESTS = _methods_of(_types.ClientRequest)
+    """The requests the installed SDK parses; any other is refused before a handler sees it."""
     # A 2.x client's own requests reach a 1.x server too (its `server/discover` probe): named, not `_OTHER`.
-    CLIENT_REQUESTS = _methods_of(_types.ClientRequest) | {"server/discover", "subscriptions/listen"}
+    CLIENT_REQUESTS = PARSED_CLIENT_REQUESTS | {"server/discover", "subscriptions/listen"}
     CLIENT_NOTIFICATIONS = _methods_of(_types.ClientNotification)
     SERVER_REQUESTS = _methods_of(_types.ServerRequest)
     ROUND_METHODS = frozenset[str]()
     KNOWN_PROTOCOL_VERSIONS = frozenset(_SUPPORTED) | frozenset(PROTOCOL_REVISIONS)
     MODERN_PROTOCOL_VERSIONS = frozenset[str]()
+    CLIENT_INFO = "clientInfo"
+    IS_ERROR = "isError"
 
 
 __all__ = [
+    "CLIENT_INFO",
     "CLIENT_NOTIFICATIONS",
     "CLIENT_REQUESTS",
     "INTERNAL_ERROR",
+    "IS_ERROR",
     "KNOWN_PROTOCOL_VERSIONS",
     "LINE",
     "MODERN_PROTOCOL_VERSIONS",
+    "PARSED_CLIENT_REQUESTS",
     "PROTOCOL_REVISIONS",
     "REQUEST_TIMEOUT",
     "ROUND_METHODS",

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from mcpobs import semconv as S
+from mcpobs._core.sdk import CLIENT_INFO as _CLIENT_INFO
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._core.text import clean
 
@@ -36,7 +37,7 @@ def peer_attributes(peer: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> N
 def client_attributes(session: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> None:
     """Client name and version (length-bounded; span attributes only, never metric labels)."""
     params = session.client_params
-    info = params.client_info if params is not None else None
+    info = getattr(params, _CLIENT_INFO) if params is not None else None
     if info is not None:
         attrs[S.CLIENT_NAME] = telemetry.bound(info.name)
         attrs[S.CLIENT_VERSION] = telemetry.bound(info.version)
@@ -58,7 +59,8 @@ def describe_session(ctx: Any, result: Any, offered: Mapping[str, int | None], t
     if isinstance(client, Mapping):
         client = cast("Mapping[str, Any]", client)
     else:
-        info = ctx.session.client_params.client_info if ctx.session.client_params is not None else None
+        sent = ctx.session.client_params
+        info = getattr(sent, _CLIENT_INFO) if sent is not None else None
         client = {"name": info.name, "version": info.version} if info is not None else {}
     result = cast("Mapping[str, Any]", result) if isinstance(result, Mapping) else {}
     declared: Iterable[str] = result.get("capabilities") or {}

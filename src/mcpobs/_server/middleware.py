@@ -60,7 +60,7 @@ class _Call:
     )
 
     def __init__(
-        self, method: str, target: str | None, labels_key: tuple[Any, ...], span: Span, session: object
+        self, method: str, target: str | None, labels_key: tuple[Any, ...], span: Span, serving: object
     ) -> None:
         self.method = method
         self.names_target = target
@@ -72,12 +72,24 @@ class _Call:
         self.context = trace.set_span_in_context(span)
         self.otel_token = otel_context.attach(self.context)
         self.state_token = _state.enter(self.state)
-        self.session_key = _state.serving(session, self.state)
+        self.session_key = _state.serving(serving, self.state)
         self.start = time.perf_counter()
 
 
 class ServerMiddleware:
-    """A `ServerMiddleware` for one server: spans, outcome and metrics for each message."""
+    """A `ServerMiddleware` for one server: spans, outcome and metrics for each message.
+
+    Its parts serve both SDK lines: on mcp 2.x the SDK calls it as the outermost middleware of
+    the server's chain (`__call__`); on mcp 1.x, which has no chain, `_server/dispatch1.py`
+    drives the same steps from where the lowlevel `Server` dispatches a request and where its
+    responder answers: `_start` (the span, the request's state), `_finish` (the one
+    classification, the span's end, the metrics), `stamped` (the verdict), `_leave`.
+    `ctx` is the SDK's `ServerRequestContext` on 2.x and a view with the same names on 1.x.
+    """
+
+    _serving_key = "session"
+    """The attribute of `ctx` that is this request's alone while it runs (`state.serving`): 2.x
+    builds a `ServerSession` per request; a 1.x session serves many at once (its responder is the request's)."""
 
     def __init__(self, telemetry: Telemetry, server: Any) -> None:
         self.telemetry = telemetry
@@ -122,14 +134,25 @@ class ServerMiddleware:
             raise
         self._leave(call)
         cls = self._finish(call, ctx, result, None)
-        if cls is not _outcome.OK and cls is not None and call.method == "tools/call" and self._verdict:
-            try:  # a failed call only: the ok path pays one identity check
-                if cls.outcome not in _verdict.FAILED:
-                    return result
-                return _verdict.stamp(result, cls)
-            except Exception as err:
-                report("server verdict", err)
+        if cls is not _outcome.OK and cls is not None:  # the ok path pays one identity check
+            return self.stamped(call, ctx, result, cls)
         return result
+
+    def stamped(self, call: _Call, ctx: Any, result: Any, cls: Classification) -> Any:
+        """`result` with the verdict on `cls` in its `_meta` when one is sent (`_core/verdict.py`); else `result`.
+
+        The one place the server decides whether to send it, for both lines (mcp 1.x stamps the
+        typed result its responder is about to send).
+        """
+        if call.method != "tools/call" or not self._verdict:
+            return result
+        try:
+            if cls.outcome not in _verdict.FAILED:
+                return result
+            return _verdict.stamp(result, cls)
+        except Exception as err:
+            report("server verdict", err)
+            return result
 
     # -- before -----------------------------------------------------------------------------
 
@@ -160,7 +183,7 @@ class ServerMiddleware:
             _transport.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
             network = self._http_network(request)
             if method == "initialize":
-                _sessions.note_network(getattr(ctx.session, I.SESSION_CONNECTION.attribute), network)
+                self._note_network(ctx, network)
         else:
             network = _state.transport()
             if ctx.request_id is not None:
@@ -190,7 +213,11 @@ class ServerMiddleware:
             span = tel.start_span(S.span_name(method, target), parent, SpanKind.SERVER, labels, links)
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
-        return _Call(method, target, labels_key, span, ctx.session)
+        return _Call(method, target, labels_key, span, getattr(ctx, self._serving_key))
+
+    def _note_network(self, ctx: Any, network: Network | None) -> None:
+        """The session's network labels, as its `initialize` request saw them (its duration's labels)."""
+        _sessions.note_network(getattr(ctx.session, I.SESSION_CONNECTION.attribute), network)
 
     def _http_network(self, request: Any) -> Network | None:
         version = getattr(request, "scope", {}).get("http_version")
@@ -263,7 +290,7 @@ class ServerMiddleware:
                 cls = _outcome.from_exception(
                     exc, call.method, _initialized(ctx), self._mistake(call, ctx.params), in_handler
                 )
-                if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
+                if cls is _outcome.CANCELLED and (reason := self._cancel_reason(ctx)) is not None:
                     # the peer's text: an error message like any other (opt-in, through `redact`)
                     recorded = self.telemetry.privacy.message(reason, S.MAX_REASON_LENGTH)
                     attrs = {S.CANCEL_REASON: recorded} if recorded else None
@@ -296,6 +323,10 @@ class ServerMiddleware:
         except Exception as err:
             report("server metrics", err)
         return cls
+
+    def _cancel_reason(self, ctx: Any) -> str | None:
+        """The reason the peer gave for cancelling the request, if it gave one (bounded)."""
+        return _cancellation.reason(ctx)
 
     def _mistake(self, call: _Call, params: Any) -> Classification | None:
         """What the caller got wrong that a handler may answer with a plain exception, if anything."""
