@@ -8,7 +8,6 @@ cancel), `approve_refund` (asks its client: elicitation), `draft_apology` (sampl
 resource `shop://catalog`. The lowlevel server also takes `resources/subscribe`.
 """
 
-
 from typing import Any
 
 import anyio
@@ -55,8 +54,12 @@ def lowlevel_shop(name: str = "shop", version: str = "1.0.0") -> Any:
         ),
         types.Tool(name="slow_export", inputSchema={"type": "object", "properties": {"rows": {"type": "integer"}}}),
         types.Tool(name="wait_for_stock", inputSchema={"type": "object", "properties": {"sku": {"type": "string"}}}),
-        types.Tool(name="approve_refund", inputSchema={"type": "object", "properties": {"order_id": {"type": "string"}}}),
-        types.Tool(name="draft_apology", inputSchema={"type": "object", "properties": {"order_id": {"type": "string"}}}),
+        types.Tool(
+            name="approve_refund", inputSchema={"type": "object", "properties": {"order_id": {"type": "string"}}}
+        ),
+        types.Tool(
+            name="draft_apology", inputSchema={"type": "object", "properties": {"order_id": {"type": "string"}}}
+        ),
         types.Tool(name="restock", inputSchema={"type": "object", "properties": {}}),
     ]
 
@@ -103,11 +106,7 @@ def lowlevel_shop(name: str = "shop", version: str = "1.0.0") -> Any:
 
     @server.list_prompts()
     async def list_prompts() -> list[types.Prompt]:
-        return [
-            types.Prompt(
-                name="refund_reply", arguments=[types.PromptArgument(name="customer", required=True)]
-            )
-        ]
+        return [types.Prompt(name="refund_reply", arguments=[types.PromptArgument(name="customer", required=True)])]
 
     @server.get_prompt()
     async def get_prompt(prompt: str, arguments: dict[str, str] | None) -> types.GetPromptResult:

@@ -12,7 +12,7 @@ from mcp import types
 from mcp.shared.exceptions import McpError
 from opentelemetry.trace import SpanKind, StatusCode
 from servers1 import CATALOG, HOSTS, create
-from transports1 import IN_PROCESS, server_spans, session_over, telemetry  # noqa: F401  # the fixture
+from transports1 import IN_PROCESS, server_spans, session_over
 
 from mcpobs import semconv as S
 
@@ -207,3 +207,71 @@ async def test_server_spans_are_the_only_server_spans(telemetry):
         await session.call_tool("get_order_status", {"order_id": "O-1873"})
     kinds = {s.kind for s in telemetry.spans()}
     assert kinds == {SpanKind.SERVER}
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_a_server_built_before_instrument_is_recorded_as_one_built_after(host):
+    import mcpobs
+    from mcpobs.testing import capture
+
+    server = create(host)  # before instrument()
+    telemetry = capture(clients=False)
+    try:
+        async with session_over("memory", server) as session:
+            await session.call_tool("get_order_status", {"order_id": "O-9999"})
+    finally:
+        mcpobs.uninstrument()
+    span = one(telemetry, "tools/call get_order_status")  # named: its host's registry is found
+    assert span.attributes[S.OUTCOME] == "tool_error"
+
+
+async def _raw_session(server, messages: list[dict]) -> list[dict]:
+    """Send `messages` as they are to `server` in memory; the answers, by id."""
+    import anyio
+    from mcp.shared.memory import create_client_server_memory_streams
+    from mcp.shared.message import SessionMessage
+
+    answers: dict[object, dict] = {}
+    streams = create_client_server_memory_streams()
+    async with streams as ((client_read, client_write), (server_read, server_write)), anyio.create_task_group() as tg:
+        tg.start_soon(lambda: server.run(server_read, server_write, server.create_initialization_options()))
+        for message in messages:
+            await client_write.send(SessionMessage(types.JSONRPCMessage.model_validate(message)))
+            if "id" in message:
+                with anyio.fail_after(5):
+                    reply = (await client_read.receive()).message.model_dump(by_alias=True, exclude_none=True)
+                answers[reply.get("id")] = reply
+        tg.cancel_scope.cancel()
+    return [answers[m["id"]] for m in messages if "id" in m]
+
+
+async def test_requests_refused_before_any_handler_are_recorded(telemetry):
+    """Before `initialize`, an unknown method, params that do not parse: the 1.x session answers -32602 itself."""
+    from servers1 import lowlevel
+
+    init = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
+    answers = await _raw_session(
+        lowlevel(create("fastmcp1")),
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},  # before initialize
+            init,
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 3, "method": "bogus/method-4711", "params": {}},
+            {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"arguments": 5}},  # no name
+        ],
+    )
+    assert [a.get("error", {}).get("code") for a in answers] == [-32602, None, -32602, -32602]
+    early, unknown, malformed = sorted(
+        (s for s in server_spans(telemetry) if s.attributes.get(S.RPC_RESPONSE_STATUS_CODE) == "-32602"),
+        key=lambda s: s.start_time,
+    )
+    assert early.name == "tools/list" and early.attributes[S.FAILURE_BOUNDARY] == "handshake"
+    assert unknown.name == S.OTHER and unknown.attributes[S.FAILURE_BOUNDARY] == "capability"
+    assert malformed.name == "tools/call" and malformed.attributes[S.FAILURE_BOUNDARY] == "arguments"
+    assert all(s.attributes[S.OUTCOME] == "client_error" for s in (early, unknown, malformed))
+    assert telemetry.total(S.SERVER_REQUESTS.name, {S.OUTCOME: "client_error"}) == 3

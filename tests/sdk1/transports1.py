@@ -78,18 +78,19 @@ async def session_at(
     if transport == "http":
         from mcp.client.streamable_http import streamable_http_client
 
-        async with httpx.AsyncClient(headers=headers or {}, timeout=30) as http:
-            async with streamable_http_client(url, http_client=http) as (read, write, _):
-                async with ClientSession(read, write, **kwargs) as session:
-                    await session.initialize()
-                    yield session
+        async with (
+            httpx.AsyncClient(headers=headers or {}, timeout=30) as http,
+            streamable_http_client(url, http_client=http) as (read, write, _),
+            ClientSession(read, write, **kwargs) as session,
+        ):
+            await session.initialize()
+            yield session
         return
     from mcp.client.sse import sse_client
 
-    async with sse_client(url, headers=headers) as (read, write):
-        async with ClientSession(read, write, **kwargs) as session:
-            await session.initialize()
-            yield session
+    async with sse_client(url, headers=headers) as (read, write), ClientSession(read, write, **kwargs) as session:
+        await session.initialize()
+        yield session
 
 
 def stdio_params(host: str, spans_file: Path, **env: str) -> Any:
@@ -107,10 +108,9 @@ def stdio_params(host: str, spans_file: Path, **env: str) -> Any:
 async def session_on_stdio(host: str, spans_file: Path, **kwargs: Any) -> AsyncIterator[ClientSession]:
     from mcp.client.stdio import stdio_client
 
-    async with stdio_client(stdio_params(host, spans_file)) as (read, write):
-        async with ClientSession(read, write, **kwargs) as session:
-            await session.initialize()
-            yield session
+    async with stdio_client(stdio_params(host, spans_file)) as (read, write), ClientSession(read, write, **kwargs) as s:
+        await s.initialize()
+        yield s
 
 
 def read_spans(spans_file: Path) -> list[dict[str, Any]]:

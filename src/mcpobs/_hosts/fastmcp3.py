@@ -21,11 +21,11 @@ from typing import Any
 from opentelemetry.trace import NoOpTracer
 
 from mcpobs._core import inventory as I
+from mcpobs._core import outcome as _outcome
 from mcpobs._core.guard import guarded
 from mcpobs._core.labels import PIPE
-from mcpobs._core.patches import Patch
-from mcpobs._core import outcome as _outcome
 from mcpobs._core.outcome import Classification
+from mcpobs._core.patches import Patch
 from mcpobs._core.sdk import ProtocolError
 from mcpobs._hosts.fastmcp import FastMCPHost, classify_tool_exception
 from mcpobs._hosts.host import Setup, outermost_tool_call

@@ -122,6 +122,18 @@ class ServerObserver(ServerMiddleware):
     def _cancel_reason(self, ctx: Any) -> str | None:
         return _reasons.pop(ctx.responder, None)
 
+    def named_late(self, call: Any, ctx: Any) -> None:
+        """A lowlevel server's tool named by its first call: the handler lists the server's tools itself
+        (into the cache its names come from) after the span opened. The span and labels take the name."""
+        params = ctx.params
+        known = self.names.tool(params.get("name") if params else None)
+        if known != S.OTHER:
+            call.names_target = known
+            call.state.tool = known
+            method, version, target_attr, _, network = call.labels_key
+            call.labels_key = (method, version, target_attr, known, network)
+            call.span.update_name(S.span_name(method, known))
+
     def _attributes(self, ctx: Any, method: str, target_attr: str | None, known: str | None) -> dict[str, Any]:
         attrs = super()._attributes(ctx, method, target_attr, known)
         serving = _sessions1.current()
@@ -159,6 +171,8 @@ class Pending:
         """Classify the answer about to be sent, end the span, record the metrics; the answer to send."""
         self.done = True
         observer, call, view = self.observer, self.call, self.view
+        if call.names_target is None and call.method == "tools/call":
+            observer.named_late(call, view)
         result = getattr(response, "root", _UNSET)
         if result is _UNSET:  # `ErrorData`: the handler raised, or the SDK refused the request
             exc = self.exception
@@ -184,6 +198,8 @@ class Pending:
         """The handler stopped without the SDK answering through `respond`: cancelled by the peer (the
         SDK answered "Request cancelled" itself), or its transport closed."""
         self.done = True
+        if self.call.names_target is None and self.call.method == "tools/call":
+            self.observer.named_late(self.call, self.view)
         if exc is None:
             import anyio
 
@@ -192,6 +208,15 @@ class Pending:
 
 
 _pending: ContextVar[Pending | None] = ContextVar("mcpobs_pending1", default=None)
+
+
+def name_tool_late() -> None:
+    """The tool call in flight here takes its tool's name, if its server has listed it since the call began
+    (a lowlevel server's handler lists its tools before running the tool: progress is labelled by it)."""
+    pending = _pending.get()
+    if pending is not None and pending.call.names_target is None and pending.call.method == "tools/call":
+        pending.observer.named_late(pending.call, pending.view)
+
 
 _reasons: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 """A cancelled request's responder -> the reason its peer gave."""

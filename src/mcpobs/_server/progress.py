@@ -140,6 +140,10 @@ def patches1(telemetry: Telemetry) -> list[Patch]:
                 state = _state.current()
                 if state is not None and state.progress_requested is None:
                     state.progress_requested = True  # a notification carries the caller's token
+                    if state.tool is None:
+                        from mcpobs._server.dispatch1 import name_tool_late
+
+                        name_tool_late()
                 report(telemetry, instance, *_sent(*args, **kwargs))
             except Exception as exc:
                 _guard.report("progress span", exc)
