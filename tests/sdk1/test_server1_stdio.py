@@ -72,6 +72,7 @@ async def test_a_request_the_session_cannot_parse_is_recorded_on_the_pipe(tmp_pa
             return [s for s in read_spans(spans_file) if s["attributes"].get(S.RPC_RESPONSE_STATUS_CODE) == "-32602"]
 
         found = await eventually(lambda: len(refused()) >= 2 and refused(), 15)
+    assert found, [(s["name"], s["attributes"]) for s in read_spans(spans_file)]
     discover, bogus = sorted(found, key=lambda s: s["name"] != "server/discover")
     assert discover["name"] == "server/discover" and bogus["name"] == S.OTHER
     for span in (discover, bogus):
