@@ -170,3 +170,8 @@ def test_fastmcp3_opens_no_span_of_its_own_inside_a_request_mcpobs_records():
     ]
     assert not [s for s in seen["during"] if s[0] == "fastmcp"]
     assert all(span in seen["after"] for span in own)  # FastMCP's own tracer is its own again
+
+
+def test_instrument_server_says_what_to_do_instead_on_1x():
+    with pytest.raises(mcpobs.ConfigurationError, match=r"mcp 1\.x .* call mcpobs\.instrument\(\)"):
+        mcpobs.instrument_server(create("fastmcp1"))
