@@ -275,3 +275,25 @@ async def test_requests_refused_before_any_handler_are_recorded(telemetry):
     assert malformed.name == "tools/call" and malformed.attributes[S.FAILURE_BOUNDARY] == "arguments"
     assert all(s.attributes[S.OUTCOME] == "client_error" for s in (early, unknown, malformed))
     assert telemetry.total(S.SERVER_REQUESTS.name, {S.OUTCOME: "client_error"}) == 3
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_contract_fingerprints_and_the_catalog(telemetry, host):
+    """The schema a call was served against is the one the client listed; a client holding another is stale."""
+    from mcpobs._core.contract import catalog_fingerprint, schema_fingerprint
+
+    async with session_over("memory", create(host)) as session:
+        listed = (await session.list_tools()).tools
+        (tool,) = [t for t in listed if t.name == "get_order_status"]
+        held = schema_fingerprint(tool.inputSchema, tool.outputSchema)
+        await session.call_tool("get_order_status", {"order_id": "O-1873"}, meta={S.META_SCHEMA_FINGERPRINT: held})
+        await session.call_tool("get_order_status", {"order_id": "O-2001"}, meta={S.META_SCHEMA_FINGERPRINT: "0" * 16})
+    current, stale = sorted(server_spans(telemetry, "tools/call get_order_status"), key=lambda s: s.start_time)
+    assert current.attributes[S.TOOL_SCHEMA_FINGERPRINT] == held
+    assert current.attributes[S.TOOL_SCHEMA_STALE] is False and stale.attributes[S.TOOL_SCHEMA_STALE] is True
+    assert current.attributes[S.TOOL_CONTRACT_FINGERPRINT]
+    assert telemetry.total(S.STALE_CALLS.name, {S.GEN_AI_TOOL_NAME: "get_order_status"}) == 1
+    listing = one(telemetry, "tools/list")
+    wire = [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in listed]
+    assert listing.attributes[S.CATALOG_FINGERPRINT] == catalog_fingerprint(wire)
+    assert listing.attributes[S.CATALOG_TOOLS] == len(listed) == 7
