@@ -117,7 +117,13 @@ def read_spans(spans_file: Path) -> list[dict[str, Any]]:
     """The spans a stdio server wrote, one JSON object per line."""
     if not spans_file.exists():
         return []
-    return [json.loads(line) for line in spans_file.read_text().splitlines() if line.strip()]
+    found = []
+    for line in spans_file.read_text().splitlines():
+        try:
+            found.append(json.loads(line))
+        except ValueError:  # the last line, half written as we read: the next poll has it whole
+            continue
+    return found
 
 
 def server_spans(telemetry: CapturedTelemetry, name: str | None = None) -> list[Any]:
