@@ -109,8 +109,6 @@ def _wire_params(req: Any) -> dict[str, Any] | None:
 class ServerObserver(ServerMiddleware):
     """`ServerMiddleware`'s logic for one 1.x server, driven by the dispatch seams below."""
 
-    _serving_key = "responder"
-
     def __init__(self, telemetry: Any, server: Any) -> None:
         super().__init__(telemetry, server)
         self.reads_results = telemetry.settings.capture_content or self.corpus is not None
@@ -147,12 +145,20 @@ class ServerObserver(ServerMiddleware):
         return attrs
 
 
+def _serving_this_request(call: Any, responder: Any) -> None:
+    """A 1.x session serves many requests at once: the request is found by its responder, not its
+    session (`state.of_session`). Re-keyed in the same synchronous step `_start` registered it in."""
+    _state.served(call.session_key)
+    call.session_key = _state.serving(responder, call.state)
+
+
 class Pending:
     """One request between `_start` and its answer."""
 
     __slots__ = ("call", "done", "exception", "observer", "raise_exceptions", "responder", "view")
 
     def __init__(self, observer: ServerObserver, call: Any, view: Request1, raise_exceptions: Any) -> None:
+        _serving_this_request(call, view.responder)
         self.observer = observer
         self.call = call
         self.view = view

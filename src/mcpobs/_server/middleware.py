@@ -60,7 +60,7 @@ class _Call:
     )
 
     def __init__(
-        self, method: str, target: str | None, labels_key: tuple[Any, ...], span: Span, serving: object
+        self, method: str, target: str | None, labels_key: tuple[Any, ...], span: Span, session: object
     ) -> None:
         self.method = method
         self.names_target = target
@@ -72,7 +72,7 @@ class _Call:
         self.context = trace.set_span_in_context(span)
         self.otel_token = otel_context.attach(self.context)
         self.state_token = _state.enter(self.state)
-        self.session_key = _state.serving(serving, self.state)
+        self.session_key = _state.serving(session, self.state)
         self.start = time.perf_counter()
 
 
@@ -86,10 +86,6 @@ class ServerMiddleware:
     classification, the span's end, the metrics), `stamped` (the verdict), `_leave`.
     `ctx` is the SDK's `ServerRequestContext` on 2.x and a view with the same names on 1.x.
     """
-
-    _serving_key = "session"
-    """The attribute of `ctx` that is this request's alone while it runs (`state.serving`): 2.x
-    builds a `ServerSession` per request; a 1.x session serves many at once (its responder is the request's)."""
 
     def __init__(self, telemetry: Telemetry, server: Any) -> None:
         self.telemetry = telemetry
@@ -213,7 +209,7 @@ class ServerMiddleware:
             span = tel.start_span(S.span_name(method, target), parent, SpanKind.SERVER, labels, links)
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
-        return _Call(method, target, labels_key, span, getattr(ctx, self._serving_key))
+        return _Call(method, target, labels_key, span, ctx.session)
 
     def _note_network(self, ctx: Any, network: Network | None) -> None:
         """The session's network labels, as its `initialize` request saw them (its duration's labels)."""
