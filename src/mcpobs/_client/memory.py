@@ -55,9 +55,19 @@ class SessionMemory:
         """The span of the session's last `initialize` or `server/discover`: what it negotiated."""
         self.negotiated: str | None = None
         """The revision the session's `initialize` settled on, for a session that keeps none itself (mcp 1.x)."""
-        self.in_flight: dict[object, Any] | None = None
+        self.in_flight: InFlight | None = None
         """The session's requests sent and not yet answered, by JSON-RPC id, where its transport
         reports each request's POST from a task of its own (mcp 1.x Streamable HTTP)."""
+
+
+class InFlight(dict[object, Any]):
+    """A session's requests in flight, by JSON-RPC id, and what tore its transport down, if anything."""
+
+    __slots__ = ("failure",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failure: BaseException | None = None
 
 
 _sessions: weakref.WeakKeyDictionary[Any, SessionMemory] = weakref.WeakKeyDictionary()
@@ -133,11 +143,11 @@ def remember_version(session: Any, version: object) -> None:
         _memory(session).negotiated = version
 
 
-def in_flight(remembered: SessionMemory) -> dict[object, Any]:
+def in_flight(remembered: SessionMemory) -> InFlight:
     """The session's requests in flight, by id (`SessionMemory.in_flight`), made on first use."""
     found = remembered.in_flight
     if found is None:
-        found = remembered.in_flight = {}
+        found = remembered.in_flight = InFlight()
     return found
 
 

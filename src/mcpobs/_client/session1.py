@@ -28,10 +28,12 @@ from typing import Any, cast
 
 from mcpobs._client import bare, calls, classify, memory, meta1, release
 from mcpobs._client.calls import ClientCall
+from mcpobs._client.memory import InFlight
 from mcpobs._client.seams import ClientSeams, holding
 from mcpobs._core import inventory as I
 from mcpobs._core import sdk
 from mcpobs._core.guard import report
+from mcpobs._core.outcome import is_cancellation
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs.semconv import NETWORK_PROTOCOL_NAME
@@ -101,6 +103,8 @@ class Session1Seams:
             if tokens is not None:
                 calls.leave(tokens)
             _unfile(filed, call)
+            if filed is not None and filed.failure is not None and call.failure is None and is_cancellation(exc):
+                call.failure = filed.failure  # sent on a transport already torn down (`transports1`)
             call.failed(exc)
             if own:
                 call.end(exc)
@@ -119,7 +123,7 @@ class Session1Seams:
 
     def _stamped(
         self, call: ClientCall, session: Any, request: Any, args: Any, kwargs: Any
-    ) -> tuple[Any, Any, dict[object, ClientCall] | None]:
+    ) -> tuple[Any, Any, InFlight | None]:
         """The arguments with the request's copy carrying the trace context; the call filed by its id."""
         filed = None
         request_id = getattr(session, I.SESSION1_REQUEST_ID.attribute, None)
@@ -188,7 +192,7 @@ class Session1Seams:
         return result
 
 
-def _unfile(filed: dict[object, ClientCall] | None, call: ClientCall) -> None:
+def _unfile(filed: InFlight | None, call: ClientCall) -> None:
     if filed is not None and filed.get(call.request_id) is call:
         del filed[call.request_id]
 

@@ -26,6 +26,7 @@ from typing import Any, cast
 
 from mcpobs._client import bare, http, memory, meta1
 from mcpobs._client.calls import ClientCall
+from mcpobs._client.memory import InFlight
 from mcpobs._core import inventory as I
 from mcpobs._core import labels as _labels
 from mcpobs._core.config import Settings
@@ -68,7 +69,7 @@ def patches(settings: Settings) -> list[Patch]:
         try:
             message = _message_of(args, kwargs)
             remembered = http.owner(instance)
-            filed = remembered.in_flight if remembered is not None else None
+            filed = memory.in_flight(remembered) if remembered is not None else None
             request_id = getattr(message, "id", None)
             call = filed.get(request_id) if filed and request_id is not None else None
             token = _posting.set((call, meta1.trace_of(getattr(message, "params", None), baggage)))
@@ -77,7 +78,7 @@ def patches(settings: Settings) -> list[Patch]:
         try:
             return await wrapped(*args, **kwargs)
         except BaseException as exc:
-            if not is_cancellation(exc) and filed:
+            if not is_cancellation(exc) and filed is not None:
                 with guarded("client transport failure"):
                     _torn_down(filed, exc)
             raise
@@ -156,12 +157,15 @@ def _add(headers: object, trace: dict[str, str]) -> None:
         cast("dict[str, str]", headers).update(trace)
 
 
-def _torn_down(filed: dict[object, ClientCall], exc: BaseException) -> None:
+def _torn_down(filed: InFlight, exc: BaseException) -> None:
     """A POST raised: the SDK's task group cancels every request in flight on the transport.
 
     The request whose POST it was gets the HTTP status, if it had one; each request gets the
-    failure, so its cancellation reads as the outage it was, not the caller giving up.
+    failure, so its cancellation reads as the outage it was, not the caller giving up; so does
+    a request sent after (the session's `InFlight.failure`).
     """
+    if filed.failure is None:
+        filed.failure = exc
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
     posting = _posting.get()
