@@ -95,12 +95,14 @@ def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
 def _sdk1(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
     """mcp 1.x (1.24 to 1.30): `ClientSession` over its transport functions, and FastMCP 3's `Client`."""
     if settings.clients:
+        from mcpobs._client import answers1 as _answers1
         from mcpobs._client import catalog as _catalog
         from mcpobs._client import fastmcp3 as _fastmcp3_client
         from mcpobs._client import session1 as _session1
         from mcpobs._client import transports1 as _transports1
 
         changes.wrap(_session1.patches(telemetry))
+        changes.wrap(_answers1.patches(telemetry))
         changes.wrap(_transports1.patches(settings))
         changes.wrap(_fastmcp3_client.patches())
         changes.on_undo("client catalogs", _catalog.reset)

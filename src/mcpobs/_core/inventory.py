@@ -383,7 +383,10 @@ SESSION1_SEND_REQUEST = wrap(f"{_SESSION}.send_request", "client spans; trace co
 SESSION1_SEND_NOTIFICATION = wrap(f"{_SESSION}.send_notification", "notification spans; `_meta`", **_1)
 SESSION1_CALL_TOOL = wrap(f"{_SESSION}.call_tool", "the call's span covers output validation", **_1)
 SESSION1_INITIALIZE = wrap(f"{_SESSION}.initialize", "the handshake's span covers the version check", **_1)
-SESSION1_RECEIVED_REQUEST = wrap(f"{_SESSION}._received_request", "the client answering its server", **_1)
+SESSION1_RECEIVED_REQUEST = wrap(
+    f"{_SESSION}._received_request", "the client answering its server (_client/answers1.py)", **_1
+)
+SESSION1_SEND_RESPONSE = wrap(f"{_SESSION}._send_response", "what the client answered its server", **_1)
 SESSION1_INIT = wrap(f"{_SESSION}.__init__", "the transport a session was built on (_client/bare.py)", **_1)
 SESSION1_ENTER = wrap(f"{_SESSION}.__aenter__", "a session's duration (_client/bare.py)", **_1)
 SESSION1_EXIT = wrap(f"{_SESSION}.__aexit__", "a session's duration (_client/bare.py)", **_1)
