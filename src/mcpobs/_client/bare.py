@@ -53,6 +53,17 @@ def session_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
         _bare.add(instance)
 
 
+def adopt(session: Any, server: object, network: Any, transport: Any) -> None:
+    """A session found on a transport a host built in another task (mcp-use runs each transport
+    in a task of its own): what `session_init` would have noted, its life counted from now."""
+    remembered = memory.remember_server(session, server)
+    if network is not None:
+        memory.remember_network(session, network, memory.connection_peer(server))
+    http.own([transport], remembered)
+    _bare.add(session)
+    _started.setdefault(session, time.perf_counter())
+
+
 async def session_enter(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     """Wraps `ClientSession.__aenter__`: a bare session's life starts."""
     start = time.perf_counter()

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from mcpobs._client import bare, calls, classify, memory, meta1, release
+from mcpobs._client import bare, calls, classify, memory, meta1, release, transports1
 from mcpobs._client.calls import ClientCall
 from mcpobs._client.memory import InFlight
 from mcpobs._client.seams import ClientSeams, holding
@@ -76,6 +76,8 @@ class Session1Seams:
         try:  # not `guarded`: this runs on every request, and a try costs nothing
             root = getattr(request, "root", request)  # fastmcp.Client also passes bare request models
             method = root.method
+            if memory.remembered(instance) is None:
+                _adopted(instance)
             held = calls.current()
             if held is not None and held.awaiting_send and held.session is instance and method == held.method:
                 held.awaiting_send = False  # this request is the one `call_tool` / `initialize` opened the span for
@@ -182,6 +184,8 @@ class Session1Seams:
         try:
             from mcp.types import LATEST_PROTOCOL_VERSION
 
+            if memory.remembered(instance) is None:
+                _adopted(instance)
             call = self.spans.open(instance, "initialize", None, LATEST_PROTOCOL_VERSION)
         except Exception as exc:
             report("client initialize span", exc)
@@ -190,6 +194,14 @@ class Session1Seams:
         result = await holding(call, classify.unsupported_version, classify.UNSUPPORTED_VERSION, wrapped, args, kwargs)
         call.end()
         return result
+
+
+def _adopted(session: Any) -> None:
+    """A session no transport was noted for in its own task: the transport serving its stream, if any."""
+    transport = transports1.carrying(session)
+    url = getattr(transport, "url", None)
+    if isinstance(url, str):
+        bare.adopt(session, url, memory.connection_network(url, by_url=True), transport)
 
 
 def _unfile(filed: InFlight | None, call: ClientCall) -> None:

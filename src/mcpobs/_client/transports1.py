@@ -6,7 +6,11 @@ and builds a `ClientSession` on its streams, as 2.x's bare sessions are built (`
 transport is caught where every caller reaches it, not by the function's name (frameworks
 import those by name): the process `stdio_client` spawns, the `StreamableHTTPTransport` it
 builds, the SSE connection `sse_client` opens; the session made next in the same task takes it:
-its network labels, its server's catalog, its duration.
+its network labels, its server's catalog, its duration. A framework that runs the transport in
+a task of its own (mcp-use does, for each transport) builds the session elsewhere: a Streamable
+HTTP transport is then found by the write stream its `post_writer` serves, which is the
+session's own, at the session's first request (`carrying`); stdio and SSE transports run in
+such a task leave no such trace, and their sessions have no network labels.
 
 Over Streamable HTTP each request's POST runs in the transport's own task, not the caller's:
 the call is found by its JSON-RPC id among its session's requests in flight (`session1`
@@ -20,6 +24,7 @@ its `_meta` into the POST's headers, as 2.x sends them. The HTTP version is lear
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any, cast
@@ -37,6 +42,16 @@ from mcpobs.semconv import NETWORK_PROTOCOL_VERSION
 
 _posting: ContextVar[tuple[ClientCall | None, dict[str, str]] | None] = ContextVar("mcpobs_client_post", default=None)
 """In a Streamable HTTP transport's POST: the call it carries (if known) and the trace headers to add."""
+
+
+_serving: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+"""A Streamable HTTP transport's write stream -> the transport, for one no session took in its own task."""
+
+
+def carrying(session: Any) -> Any:
+    """The Streamable HTTP transport a session writes to, if one is known only by its stream (`post_writer`)."""
+    stream = getattr(session, I.SESSION1_WRITE_STREAM.attribute, None)
+    return _serving.get(stream) if stream is not None else None
 
 
 def _message_of(args: Any, kwargs: Any) -> Any:
@@ -139,8 +154,17 @@ def patches(settings: Settings) -> list[Patch]:
             report("client SSE trace header", exc)
         return wrapped(*args, **kwargs)
 
+    async def post_writer(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `StreamableHTTPTransport.post_writer`, started once per transport with its write stream."""
+        with guarded("client transport streams"):
+            stream = args[3] if len(args) > 3 else kwargs.get("write_stream")
+            if http.owner(instance) is None and stream is not None:  # no session took it in the host's task
+                _serving[stream] = instance
+        return await wrapped(*args, **kwargs)
+
     return [
         Patch.of(I.STDIO1_SPAWN, bare.stdio_spawn, setup=True),
+        Patch.of(I.HTTP1_POST_WRITER, post_writer, setup=True),
         Patch.of(I.MEMORY1_CONNECT, memory_connect, setup=True),
         Patch.of(I.HTTP1_TRANSPORT_INIT, http.transport_init, setup=True),
         Patch.of(I.HTTP1_POST, post),

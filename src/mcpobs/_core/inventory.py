@@ -416,6 +416,12 @@ HTTP1_POST = wrap(
     f"{_HTTP1}._handle_post_request", "a request's POST, in the transport's task: its failure and status", **_1
 )
 HTTP1_HEADERS = wrap(f"{_HTTP1}._prepare_headers", "traceparent header on the POST being made", **_1)
+HTTP1_POST_WRITER = wrap(
+    f"{_HTTP1}.post_writer", "the streams a transport serves: its session, when built in another task", **_1
+)
+SESSION1_WRITE_STREAM = read(
+    "mcp.shared.session:BaseSession._write_stream", "the stream a session writes to: its transport", **_1
+)
 HTTP1_TERMINATED = wrap(f"{_HTTP1}._send_session_terminated_error", "a 404: the session is gone", **_1)
 
 # -- fastmcp.Client 3.x (_client/fastmcp3.py) ------------------------------------------------------
