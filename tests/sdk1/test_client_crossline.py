@@ -71,3 +71,30 @@ async def test_a_1x_client_and_a_23_server_make_one_trace_per_call_with_one_outc
     handshake = client_spans(mcpobs_telemetry, "initialize")[0]
     assert handshake.attributes[S.SESSION_NEGOTIATED_VERSION] == "2025-11-25"  # a 1.x client's revision
     assert handshake.attributes[S.SERVER_VERSION] == "1.0.0"  # the shop's release, from its handshake
+
+
+async def _results(base: str) -> list[Any]:
+    async with streamable_http_client(base + "/mcp") as (read, write, _), ClientSession(read, write) as client:
+        await client.initialize()
+        await client.list_tools()
+        return [
+            (await client.call_tool(name, arguments)).model_dump(by_alias=True, mode="json")
+            for _, name, arguments in CALLS
+        ]
+
+
+async def test_the_host_sees_the_same_results_with_and_without_mcpobs_on_the_client(tmp_path):
+    """What the instrumented 1.x client adds (trace context, the fingerprint, whatever the verdict
+    protocol asks) and reads stays out of what its host gets back."""
+    import mcpobs
+    from mcpobs.testing import capture
+
+    with server23_http(tmp_path / "server-spans.jsonl") as base:
+        plain = await _results(base)
+        captured = capture()
+        try:
+            instrumented = await _results(base)
+        finally:
+            mcpobs.uninstrument()
+    assert len(client_spans(captured, "tools/call get_order_status")) == 2  # the client was instrumented
+    assert instrumented == plain
