@@ -54,6 +54,7 @@ async def test_nothing_the_caller_or_the_tool_wrote_is_recorded_by_default(mcpob
     async with session("memory") as client:
         await _calls(client)
     assert SECRET not in _everything(mcpobs_telemetry)
+    assert len(client_spans(mcpobs_telemetry, "tools/call get_order_status")) == 2
     for span in client_spans(mcpobs_telemetry):
         assert S.GEN_AI_TOOL_CALL_ARGUMENTS not in span.attributes
         assert S.GEN_AI_TOOL_CALL_RESULT not in span.attributes
@@ -78,7 +79,11 @@ async def test_suppressed_calls_record_nothing_and_send_no_trace_context(mcpobs_
             await _calls(client)
     assert client_spans(mcpobs_telemetry) == []
     assert mcpobs_telemetry.total(S.CLIENT_REQUESTS.name) == 0
-    assert all("traceparent" not in meta for _, meta in seen)
+    assert seen and all("traceparent" not in meta for _, meta in seen)
+    with received_meta() as seen:  # the same calls, not suppressed
+        async with session("memory") as client:
+            await _calls(client)
+    assert client_spans(mcpobs_telemetry) and all("traceparent" in meta for _, meta in seen)
 
 
 async def test_an_excluded_method_has_no_span_and_is_still_counted():

@@ -20,6 +20,7 @@ from opentelemetry import baggage, context, trace
 from opentelemetry.trace import SpanKind
 
 import mcpobs
+from mcpobs import semconv as S
 from mcpobs._core import inventory
 from mcpobs.testing import capture
 
@@ -90,6 +91,7 @@ async def test_the_hosts_baggage_is_sent_only_when_asked(send):
         mcpobs.uninstrument()
         captured.tracer_provider.shutdown()
     sent = dict(seen)
+    assert "traceparent" in sent["ping"]
     assert ("baggage" in sent["ping"]) is send
     if send:
         assert "ada%40example.com" in sent["ping"]["baggage"] or "ada@example.com" in sent["ping"]["baggage"]
@@ -131,5 +133,6 @@ async def test_a_fastmcp_client_carries_the_calls_span_not_its_callers(mcpobs_te
             await anyio.sleep(0)
     ((_, meta),) = [(m, meta) for m, meta in seen if m == "tools/call"]
     (call,) = [s for s in client_spans(mcpobs_telemetry) if s.name == "tools/call get_order_status"]
+    assert S.OUTCOME in call.attributes  # mcpobs's span, not FastMCP's own
     assert meta["traceparent"] == traceparent_of(call)
     assert [s.name for s in mcpobs_telemetry.spans() if s.kind is SpanKind.CLIENT].count(call.name) == 1

@@ -12,7 +12,9 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
+import wrapt
 from clients import CALLS, TRANSPORTS, client_spans, outcome_of, session
+from mcp.client.session import ClientSession
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
 from opentelemetry.sdk.trace import SpanProcessor
@@ -313,6 +315,7 @@ async def test_a_broken_pipeline_never_changes_what_the_client_gets(transport, w
     telemetry = capture()
     telemetry.tracer_provider.add_span_processor(_Exploding(where))
     try:
+        assert isinstance(vars(ClientSession)["send_request"], wrapt.FunctionWrapper)  # instrumented
         assert await outcomes() == expected
     finally:
         mcpobs.uninstrument()
