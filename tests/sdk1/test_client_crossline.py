@@ -63,6 +63,11 @@ async def test_a_1x_client_and_a_23_server_make_one_trace_per_call_with_one_outc
     server_table = [outcome_of(s["attributes"]) for _, s in pairs]
     assert server_table == EXPECTED
     assert client_table == server_table
+    # the 1.x client's fingerprints of what it listed are the server's own: the listing is current
+    ok_client, ok_server = pairs[0]
+    for name in (S.TOOL_SCHEMA_FINGERPRINT, S.TOOL_CONTRACT_FINGERPRINT):
+        assert ok_client.attributes[name] == ok_server["attributes"][name]
+    assert ok_server["attributes"][S.TOOL_SCHEMA_STALE] is False
     # the failures are the server's verdict, not the wire's `isError`
     assert [c.attributes.get(S.OUTCOME_SOURCE) for c, _ in pairs][1:] == ["server"] * 4
     for method in ("initialize", "tools/list", "ping"):
