@@ -12,7 +12,8 @@ server's verdict on a failed tool call (`_core/verdict.py`, read by `ClientCall.
 listing's judgement, the metrics. `ClientSession.call_tool` is wrapped by 2.x's own wrapper
 (`seams.ClientSeams.call_tool`): it opens the call's span around the SDK's output-schema
 validation and puts the listed schema's fingerprint (and a declared model) into `meta=`, which
-1.x's `call_tool` takes too.
+1.x's `call_tool` takes too. So what a tools/call asks of the server and what its result is read
+for (the verdict) is the same code on both lines: a change there applies to both.
 
 What 1.x keeps nowhere, mcpobs remembers from the handshake: the revision negotiated (the
 version label of every later call and of the session's duration) and the server's identity
@@ -127,6 +128,12 @@ class Session1Seams:
         self, call: ClientCall, session: Any, request: Any, args: Any, kwargs: Any
     ) -> tuple[Any, Any, InFlight | None]:
         """The arguments with the request's copy carrying the trace context; the call filed by its id."""
+        stamped = meta1.stamped(request, meta1.carrier(call.context, self.baggage))
+        if stamped is not request:
+            if args:
+                args = (stamped, *args[1:])
+            else:
+                kwargs = {**kwargs, "request": stamped}
         filed = None
         request_id = getattr(session, I.SESSION1_REQUEST_ID.attribute, None)
         if isinstance(request_id, int):
@@ -136,12 +143,6 @@ class Session1Seams:
                 if remembered is not None:
                     filed = memory.in_flight(remembered)
                     filed[request_id] = call
-        stamped = meta1.stamped(request, meta1.carrier(call.context, self.baggage))
-        if stamped is not request:
-            if args:
-                args = (stamped, *args[1:])
-            else:
-                kwargs = {**kwargs, "request": stamped}
         return args, kwargs, filed
 
     async def send_notification(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
