@@ -7,14 +7,13 @@ step of every live edit (`_server.setup` says which and in what order).
 from __future__ import annotations
 
 from collections.abc import Collection
-from importlib import metadata
 from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
 from mcpobs._core import sdk
 from mcpobs._core.config import InEffect, Settings, settings_from
-from mcpobs._core.guard import guarded, logger
+from mcpobs._core.guard import guarded
 from mcpobs._core.inventory import SUPPORTED, warn_untested
 from mcpobs._core.patches import Changes
 from mcpobs._core.telemetry import Telemetry
@@ -94,10 +93,16 @@ def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
 
 
 def _sdk1(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
-    """mcp 1.x (1.24 to 1.30): its adapters are not written yet; nothing is wrapped."""
-    logger.warning(
-        "mcpobs: mcp %s (the 1.x line) is installed; this mcpobs instruments mcp %s only, so nothing is "
-        "recorded. Install a supported release, e.g. pip install 'mcp==2.3.0'.",
-        metadata.version("mcp"),
-        SUPPORTED["mcp"],
-    )
+    """mcp 1.x (1.24 to 1.30): `ClientSession` over its transport functions, and FastMCP 3's `Client`."""
+    if settings.clients:
+        from mcpobs._client import answers1 as _answers1
+        from mcpobs._client import catalog as _catalog
+        from mcpobs._client import fastmcp3 as _fastmcp3_client
+        from mcpobs._client import session1 as _session1
+        from mcpobs._client import transports1 as _transports1
+
+        changes.wrap(_session1.patches(telemetry))
+        changes.wrap(_answers1.patches(telemetry))
+        changes.wrap(_transports1.patches(settings))
+        changes.wrap(_fastmcp3_client.patches())
+        changes.on_undo("client catalogs", _catalog.reset)

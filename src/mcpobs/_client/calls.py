@@ -31,6 +31,7 @@ from mcpobs._client.names import ClientNames, listed
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
+from mcpobs._core import sdk
 from mcpobs._core import verdict as _verdict
 from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets
@@ -216,7 +217,7 @@ class ClientCall:
     def _handshake(self, result: Any) -> dict[str, Any]:
         """What a successful `initialize` tells: the revision settled on (and what its holder adds)."""
         attrs: dict[str, Any] = {
-            S.SESSION_NEGOTIATED_VERSION: bounded_version(getattr(result, "protocol_version", None))
+            S.SESSION_NEGOTIATED_VERSION: bounded_version(getattr(result, sdk.PROTOCOL_VERSION, None))
         }
         if self.holder is not None:
             self.holder.annotate(self, result, attrs)

@@ -55,8 +55,8 @@ def patches(telemetry: Telemetry) -> list[Patch]:
 
 def session_labels(session: Any, failure: object) -> dict[str, Any]:
     """The labels of a session's duration: its version, where its server is, and why it ended, if it failed."""
-    labels: dict[str, Any] = {S.MCP_PROTOCOL_VERSION: bounded_version(getattr(session, "protocol_version", None))}
     remembered = memory.remembered(session)
+    labels: dict[str, Any] = {S.MCP_PROTOCOL_VERSION: bounded_version(memory.version_of(session, remembered))}
     if remembered is not None and remembered.network is not None:
         labels.update(remembered.network.labels)
     if isinstance(failure, BaseException) and not is_cancellation(failure):

@@ -30,12 +30,14 @@ from mcpobs._core.patches import Patch
 class _Held:
     """Per session: its own client version, its catalog's release, and the last key it made."""
 
-    __slots__ = ("catalog", "client_version", "last")
+    __slots__ = ("catalog", "client_version", "last", "server_info")
 
     def __init__(self, session: Any) -> None:
         info = getattr(session, I.CLIENT_INFO.attribute, None)  # what the client sends
         self.client_version = _labels.release(S.CLIENT_VERSION, getattr(info, "version", None))
         self.catalog: str | None = None
+        self.server_info: object = None
+        """What the server said of itself at the handshake, for a session that keeps none (mcp 1.x)."""
         self.last: tuple[Any, ...] = ()
         """(network in, server release, catalog release, network out): most calls repeat the last."""
 
@@ -50,12 +52,14 @@ def _held(session: Any) -> _Held:
     return held
 
 
-def stamped_release(result: Any, session: Any) -> str | None:
+def stamped_release(result: Any, session: Any, held: _Held | None = None) -> str | None:
     """The release that produced `result`: its `_meta` stamp, else what the handshake said."""
     meta = getattr(result, "meta", None)
     # A plain dict is told apart before the abstract-class check (every result passes here).
     mapping = type(meta) is dict or isinstance(meta, Mapping)
     info: object = cast("Mapping[str, object]", meta).get(S.META_SERVER_INFO) if mapping else None
+    if info is None and held is not None:
+        info = held.server_info
     if info is None:
         try:
             info = session.server_info
@@ -77,7 +81,7 @@ def answered(
     if session is None:
         return key, None
     held = _held(session)
-    server = stamped_release(result, session)
+    server = stamped_release(result, session, held)
     catalog = held.catalog if method == "tools/call" else None
     network = key[4]
     last = held.last
@@ -117,11 +121,23 @@ def absorb_listing(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     """
     result = wrapped(*args, **kwargs)
     with guarded("client catalog release"):
-        catalog = stamped_release(result, instance)
-        if catalog is not None:
-            _held(instance).catalog = _labels.release(S.CATALOG_RELEASE, catalog)
-        memory.remember_listing(instance, result)
+        listed(instance, result)
     return result
+
+
+def listed(session: Any, result: Any) -> None:
+    """A tools/list result the session took: the release its catalog came from, and its schemas."""
+    held = _held(session)
+    catalog = stamped_release(result, session, held)
+    if catalog is not None:
+        held.catalog = _labels.release(S.CATALOG_RELEASE, catalog)
+    memory.remember_listing(session, result)
+
+
+def remember_server(session: Any, info: object) -> None:
+    """What the server said of itself at the handshake, for a session that keeps none (mcp 1.x)."""
+    if info is not None:
+        _held(session).server_info = info
 
 
 def patches() -> list[Patch]:

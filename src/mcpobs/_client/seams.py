@@ -119,7 +119,7 @@ class ClientSeams:
             report("client call_tool span", exc)
         if call is None:
             return await wrapped(*args, **kwargs)
-        # `_holding` inlined: one coroutine frame fewer on every tool call
+        # `holding` inlined: one coroutine frame fewer on every tool call
         call.awaiting_send = True
         tokens = calls.enter(call)
         try:
@@ -157,7 +157,7 @@ class ClientSeams:
             report("client initialize span", exc)
         if call is None:
             return await wrapped(*args, **kwargs)
-        result = await _holding(call, classify.unsupported_version, classify.UNSUPPORTED_VERSION, wrapped, args, kwargs)
+        result = await holding(call, classify.unsupported_version, classify.UNSUPPORTED_VERSION, wrapped, args, kwargs)
         call.end()
         return result
 
@@ -233,7 +233,7 @@ class ClientSeams:
         return session
 
 
-async def _holding(
+async def holding(
     call: ClientCall,
     raised_after_reply: Callable[[Classification | None, BaseException], bool],
     instead: Classification,

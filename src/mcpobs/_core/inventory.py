@@ -29,13 +29,15 @@ from packaging.version import InvalidVersion, Version
 from mcpobs._core import sdk
 from mcpobs._core.guard import logger
 
-MCP_TESTED = ("2.3.0",)
-"""The `mcp` releases every row below is resolved on (the dev pin; `tests/test_inventory.py`)."""
+MCP_TESTED = ("2.3.0", "1.30.0", "1.24.0")
+"""The `mcp` releases every row below is resolved on (the dev pin; the 1.x line's two ends in
+scripts/test-sdk1's venvs; `tests/test_inventory.py`)."""
 
-FASTMCP_TESTED = ("4.2.3", "4.1.7")
-"""The `fastmcp` releases the FastMCP rows are resolved on (4.1.x in a separate venv, see docs/fastmcp.md)."""
+FASTMCP_TESTED = ("4.2.3", "4.1.7", "3.4.11")
+"""The `fastmcp` releases the FastMCP rows are resolved on (4.1.x in a separate venv, see docs/fastmcp.md;
+3.4.x beside mcp 1.x in scripts/test-sdk1's)."""
 
-SUPPORTED = {"mcp": ">= 2.3.0, < 3", "fastmcp": ">= 4.1, < 5"}
+SUPPORTED = {"mcp": ">= 1.24.0, < 3", "fastmcp": ">= 3.4, < 5"}
 """The ranges mcpobs declares: `mcp` is required (`MCPInstrumentor.instrumentation_dependencies`);
 `fastmcp` is adapted to when installed."""
 
@@ -92,6 +94,10 @@ MCP_2 = ">=2.3,<3"
 """The mcp 2.x line's rows (revision 2026-07-28; its middleware chain, `Client`, `mcp_types`)."""
 FASTMCP_4 = ">=4.1,<5"
 """FastMCP 4's rows (on mcp 2.x)."""
+MCP_1 = ">=1.24,<2"
+"""The mcp 1.x line's rows (1.24 to 1.30: `ClientSession` over its transport functions, `McpError`, `mcp.types`)."""
+FASTMCP_3 = ">=3.4,<4"
+"""FastMCP 3's rows (on mcp 1.x)."""
 _DEFAULT_RELEASES = {"mcp": MCP_2, "fastmcp": FASTMCP_4}
 
 
@@ -367,6 +373,66 @@ FASTMCP_CLIENT_STATE = read("fastmcp.client.client:Client._session_state", "the 
 
 CLIENT_SESSION = read(f"{_CLIENT}._session", "session duration (_client/lifetime.py, describe.py)")
 CLIENT_OUTPUT_SCHEMAS = read(f"{_SESSION}._tool_output_schemas", "the tool's listed schema (_client/spans.py)")
+
+# -- mcp 1.x client (_client/session1.py, transports1.py) ------------------------------------------
+
+_1 = {"releases": MCP_1}
+_HTTP1 = "mcp.client.streamable_http:StreamableHTTPTransport"
+
+SESSION1_SEND_REQUEST = wrap(f"{_SESSION}.send_request", "client spans; trace context in `_meta`", **_1)
+SESSION1_SEND_NOTIFICATION = wrap(f"{_SESSION}.send_notification", "notification spans; `_meta`", **_1)
+SESSION1_CALL_TOOL = wrap(f"{_SESSION}.call_tool", "the call's span covers output validation", **_1)
+SESSION1_INITIALIZE = wrap(f"{_SESSION}.initialize", "the handshake's span covers the version check", **_1)
+SESSION1_RECEIVED_REQUEST = wrap(
+    f"{_SESSION}._received_request", "the client answering its server (_client/answers1.py)", **_1
+)
+SESSION1_SEND_RESPONSE = wrap(f"{_SESSION}._send_response", "what the client answered its server", **_1)
+SESSION1_INIT = wrap(f"{_SESSION}.__init__", "the transport a session was built on (_client/bare.py)", **_1)
+SESSION1_ENTER = wrap(f"{_SESSION}.__aenter__", "a session's duration (_client/bare.py)", **_1)
+SESSION1_EXIT = wrap(f"{_SESSION}.__aexit__", "a session's duration (_client/bare.py)", **_1)
+SESSION1_REQUEST_ID = read(
+    "mcp.shared.session:BaseSession._request_id", "the id the next request goes out with (no public accessor)", **_1
+)
+SESSION1_OUTPUT_SCHEMAS = read(f"{_SESSION}._tool_output_schemas", "what the session listed (_client/names.py)", **_1)
+SESSION1_CLIENT_INFO = read(f"{_SESSION}._client_info", "the client's own version (_client/release.py)", **_1)
+STDIO1_SPAWN = wrap(
+    "mcp.client.stdio:_create_platform_compatible_process", "the command line stdio_client spawns", **_1
+)
+MEMORY1_CONNECT = wrap(
+    "mcp.shared.memory:create_connected_server_and_client_session", "an in-memory session's server", **_1
+)
+SSE1_CONNECT = wrap(
+    "mcp.client.sse:sse_within_origin",
+    "the URL and HTTP version sse_client connects to",
+    alternates=("mcp.client.sse:aconnect_sse",),
+    **_1,
+)
+SSE1_POST = wrap("mcp.client.sse:request_within_origin", "traceparent header on a message POST", releases=">=1.30,<2")
+HTTP1_TRANSPORT_INIT = wrap(f"{_HTTP1}.__init__", "a host's Streamable HTTP transport: its URL", **_1)
+HTTP1_SESSION_ID = wrap(
+    f"{_HTTP1}._maybe_extract_session_id_from_response", "the session id and the HTTP version spoken", **_1
+)
+HTTP1_POST = wrap(
+    f"{_HTTP1}._handle_post_request", "a request's POST, in the transport's task: its failure and status", **_1
+)
+HTTP1_HEADERS = wrap(f"{_HTTP1}._prepare_headers", "traceparent header on the POST being made", **_1)
+HTTP1_POST_WRITER = wrap(
+    f"{_HTTP1}.post_writer", "the streams a transport serves: its session, when built in another task", **_1
+)
+SESSION1_WRITE_STREAM = read(
+    "mcp.shared.session:BaseSession._write_stream", "the stream a session writes to: its transport", **_1
+)
+HTTP1_TERMINATED = wrap(f"{_HTTP1}._send_session_terminated_error", "a 404: the session is gone", **_1)
+
+# -- fastmcp.Client 3.x (_client/fastmcp3.py) ------------------------------------------------------
+
+_FM3 = {"package": "fastmcp", "releases": FASTMCP_3}
+FASTMCP3_CLIENT_TRACER = wrap(
+    "fastmcp.client.telemetry:get_tracer", "one CLIENT span per call: FastMCP's own made no-op", **_FM3
+)
+FASTMCP3_MEMORY = wrap(
+    "fastmcp.client.transports.memory:FastMCPTransport.connect_session", "an in-memory session's server", **_FM3
+)
 
 # -- resolving -------------------------------------------------------------------------------------
 
