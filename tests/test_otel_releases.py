@@ -1,6 +1,7 @@
 """What differs between the supported OpenTelemetry releases (`_core/otel_releases.py`), on the real packages.
 
-These run in the dev venv, on the newest releases.
+These run in the dev venv (the newest releases) and in scripts/test-otel-lowest's venv (the
+lowest pyproject.toml allows), so each difference is checked on both sides of it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.semconv.schemas import Schemas
 
+from mcpobs import semconv as S
 from mcpobs._core import reachability
+from mcpobs._core.otel_releases import schema_url
 
 
 @contextmanager
@@ -89,3 +93,9 @@ def test_a_forked_child_exports_on_a_connection_of_its_own():
     parent_first, parent_second, child_export = ports
     assert parent_second == parent_first, "the parent's exports share one keep-alive connection"
     assert child_export != parent_first, "the child wrote into its parent's connection"
+
+
+def test_the_schema_url_is_the_packages_constant_where_it_has_one_and_spelled_alike_where_not():
+    assert schema_url("1.21.0") == Schemas.V1_21_0.value
+    assert schema_url("9.9.9") == Schemas.V1_21_0.value.replace("1.21.0", "9.9.9")
+    assert S.SCHEMA_URL.endswith("/1.44.0")
