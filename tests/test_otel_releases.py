@@ -6,21 +6,17 @@ lowest pyproject.toml allows), so each difference is checked on both sides of it
 
 from __future__ import annotations
 
-import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.semconv.schemas import Schemas
 
 from mcpobs import semconv as S
-from mcpobs._core import reachability
 from mcpobs._core.otel_releases import schema_url
 
 
@@ -59,37 +55,53 @@ def _keep_alive_receiver() -> Iterator[tuple[int, list[int]]]:
         server.server_close()
 
 
-def test_a_forked_child_exports_on_a_connection_of_its_own():
+FORKED = """
+import os
+import sys
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from mcpobs._core import reachability
+
+memory = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(memory))
+with provider.get_tracer("test").start_as_current_span("one"):
+    pass
+batch = memory.get_finished_spans()
+exporter = OTLPSpanExporter(endpoint=sys.argv[1])
+guarded = reachability.guard(exporter, "traces", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", False)
+assert guarded is not exporter, "an http endpoint on loopback is guarded"
+assert guarded.export(batch) == SpanExportResult.SUCCESS
+assert guarded.export(batch) == SpanExportResult.SUCCESS
+child = os.fork()
+if child == 0:
+    code = 1
+    try:
+        code = 0 if guarded.export(batch) == SpanExportResult.SUCCESS else 2
+    finally:
+        os._exit(code)
+_, status = os.waitpid(child, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_forked_child_exports_on_a_connection_of_its_own(tmp_path):
     """The parent's keep-alive connection is the parent's: a child writing into it corrupts both.
 
     The exporter keeps its pooled connections in a `requests.Session` up to 1.44 and in an HTTP
     transport from 1.45; after a fork the child's copies are dropped in either, and its first
-    export opens its own connection.
+    export opens its own connection. (A process of its own: the test process has threads.)
     """
-    memory = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    with provider.get_tracer("test").start_as_current_span("one"):
-        pass
-    batch = memory.get_finished_spans()
+    script = tmp_path / "forked.py"
+    script.write_text(FORKED)
     with _keep_alive_receiver() as (port, ports):
-        exporter = OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces")
-        guarded = reachability.guard(exporter, "traces", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", False)
-        assert guarded is not exporter, "an http endpoint on loopback is guarded"
-        try:
-            assert guarded.export(batch) == SpanExportResult.SUCCESS
-            assert guarded.export(batch) == SpanExportResult.SUCCESS
-            child = os.fork()
-            if child == 0:  # pragma: no cover - the child exports once and leaves at once
-                code = 1
-                try:
-                    code = 0 if guarded.export(batch) == SpanExportResult.SUCCESS else 2
-                finally:
-                    os._exit(code)
-            _, status = os.waitpid(child, 0)
-            assert os.waitstatus_to_exitcode(status) == 0
-        finally:
-            exporter.shutdown()
+        url = f"http://127.0.0.1:{port}/v1/traces"
+        done = subprocess.run([sys.executable, str(script), url], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
     parent_first, parent_second, child_export = ports
     assert parent_second == parent_first, "the parent's exports share one keep-alive connection"
     assert child_export != parent_first, "the child wrote into its parent's connection"
