@@ -11,8 +11,9 @@ configuration usually looks like this (the ``env`` is where telemetry is configu
         "env": {"OTEL_SERVICE_NAME": "shop", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}}}}
 
 A host written with the SDK passes its own OpenTelemetry settings, and only those, with
-``StdioServerParameters(..., env=mcpobs.otel_env())``: by default the SDK starts the server
-with a filtered environment that has none of the host's ``OTEL_*``.
+``StdioServerParameters(..., env=mcpobs.otel_env(service_name="shop"))``: by default the SDK
+starts the server with a filtered environment that has none of the host's ``OTEL_*``, and
+``service_name`` gives the server its own name rather than the host's.
 
 Play the host yourself::
 
@@ -47,8 +48,13 @@ async def host() -> None:
         command=sys.executable,
         args=[__file__],
         # The SDK gives the server a filtered environment, without the host's OTEL_*: pass them on,
-        # and only them (not the whole environment; the OTLP headers stay out unless headers=True).
-        env={**mcpobs.otel_env(), "OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"},
+        # and only them (not the whole environment; the OTLP headers stay out unless headers=True),
+        # under the server's own service name.
+        env={
+            **mcpobs.otel_env(service_name="shop"),
+            "OTEL_TRACES_EXPORTER": "console",
+            "OTEL_METRICS_EXPORTER": "none",
+        },
     )
     async with Client(server) as client:
         for tool, arguments in [

@@ -130,7 +130,8 @@ def is_server(block: Block) -> bool:
 
 
 def is_client(block: Block) -> bool:
-    return "127.0.0.1:8000" in block.code and not is_server(block)
+    """A python block calling the doc's server (a bash block's `curl` of it is only checked)."""
+    return block.language == "python" and "127.0.0.1:8000" in block.code and not is_server(block)
 
 
 @pytest.mark.parametrize("block", of("python"), ids=lambda b: b.id)

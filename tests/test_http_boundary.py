@@ -320,3 +320,66 @@ def test_a_refusal_for_want_of_capacity_is_a_server_error_at_the_boundary(mcpobs
     assert refused.status.status_code is StatusCode.ERROR
     counted = {S.OUTCOME: "server_error", S.FAILURE_BOUNDARY: "transport", S.ERROR_TYPE: "503"}
     assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, counted) == 1
+
+
+# -- health probes are not MCP requests -------------------------------------------------------------
+
+PROBES = [
+    ("kubelet httpGet", "GET", {"user-agent": "kube-probe/1.31", "accept": "*/*", "connection": "close"}),
+    ("a load balancer's check", "GET", {"user-agent": "ELB-HealthChecker/2.0"}),
+    ("curl", "GET", {"user-agent": "curl/8.5.0", "accept": "*/*"}),
+    ("curl -I", "HEAD", {"user-agent": "curl/8.5.0", "accept": "*/*"}),
+    ("a browser", "GET", {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}),
+]
+"""Requests as orchestrators, load balancers and people send them to `/mcp`: none is an MCP message."""
+
+MISCONFIGURED = [
+    ("a POST whose Accept lacks event-stream", "POST", {**CALL_HEADERS, "accept": "application/json"}, 406),
+    ("a stream opened with a stale session", "GET", {"accept": "text/event-stream", "mcp-session-id": "dead"}, 404),
+    ("a stream opened without a session", "GET", {"accept": "text/event-stream"}, 400),
+    ("a DELETE without a session", "DELETE", {"accept": "application/json, text/event-stream"}, 400),
+]
+"""A real client's transport refusals: each is still a `client_error` at the `transport` boundary."""
+
+
+def probed_app(framework: str) -> Any:
+    """The framework's app, with a readiness route that says "not ready" (503), as one does while starting."""
+    from starlette.responses import PlainTextResponse
+
+    async def not_ready(request: Any) -> Any:
+        return PlainTextResponse("starting", status_code=503)
+
+    if framework == "fastmcp":
+        from fastmcp_shop import create_server as create_fastmcp
+
+        server = create_fastmcp()
+        server.custom_route("/healthz", methods=["GET"])(not_ready)
+        return server.http_app()
+    server = create_server()
+    server.custom_route("/healthz", methods=["GET"])(not_ready)
+    return server.streamable_http_app()
+
+
+@pytest.mark.parametrize("framework", ["mcpserver", "fastmcp"])
+def test_health_probes_are_not_failures_and_a_misconfigured_clients_refusals_are(mcpobs_telemetry, framework):
+    with serve_http(probed_app(framework)) as base:
+        for _ in range(3):  # every few seconds, from each prober
+            for case, method, headers in PROBES:
+                response = send(base + "/mcp", method, headers, b"")
+                assert response.status_code >= 400, (case, response.status_code)  # refused, as before
+            assert send(base + "/healthz", "GET", {"user-agent": "kube-probe/1.31"}, b"").status_code == 503
+            assert send(base + "/healthz", "HEAD", {}, b"").status_code == 503
+            assert send(base + "/nowhere", "GET", {}, b"").status_code == 404
+        for case, method, headers, status in MISCONFIGURED:
+            body = call() if method == "POST" else b""
+            assert send(base + "/mcp", method, headers, body).status_code == status, case
+        spans = settle(mcpobs_telemetry, len(MISCONFIGURED))
+    assert sorted(s.attributes[S.HTTP_RESPONSE_STATUS_CODE] for s in spans) == sorted(m[3] for m in MISCONFIGURED)
+    for span in spans:
+        assert span.attributes[S.OUTCOME] == "client_error"
+        assert span.attributes[S.FAILURE_BOUNDARY] == "transport"
+    # the error ratio's numerator and the failures `show --failures` lists: the client's refusals only
+    requests = S.SERVER_REQUESTS.name
+    assert mcpobs_telemetry.total(requests, {S.OUTCOME: "client_error"}) == len(MISCONFIGURED)
+    assert mcpobs_telemetry.total(requests, {S.OUTCOME: "server_error"}) == 0
+    assert mcpobs_telemetry.total(requests) == len(MISCONFIGURED)  # and the probes are no traffic either

@@ -19,19 +19,41 @@ from mcpobs._core import inventory
 from mcpobs._core.inventory import INVENTORY, Seam
 from mcpobs._core.patches import Changes, Patch
 
+_INSTALLED = [seam for seam in INVENTORY if inventory.applies(seam)]
+"""The rows of the releases installed here: each venv of the suite resolves its own line's."""
 
-@pytest.mark.parametrize("seam", INVENTORY, ids=lambda seam: seam.where)
+
+@pytest.mark.parametrize("seam", _INSTALLED, ids=lambda seam: seam.where)
 def test_every_row_resolves_on_the_installed_release(seam: Seam):
     installed = version(seam.package)
     assert f"{seam.package} {installed}" in seam.known_on, f"{seam.where}: not known on {seam.package} {installed}"
     assert inventory.defined(seam), f"inventory row {seam.where} ({seam.job}) does not resolve on {installed}"
 
 
+def test_every_row_is_gated_to_releases_that_are_tested():
+    """A gate no tested release falls in would be a row nothing ever checks."""
+    untested = [seam.where for seam in INVENTORY if not seam.known_on]
+    assert untested == []
+    assert {seam.package for seam in _INSTALLED} >= {"mcp"}  # this venv resolves the installed line's rows
+
+
+def test_a_row_of_another_line_is_silent_and_never_wrapped(caplog):
+    """mcp 1.x's seams and 2.x's are rows side by side: only the installed line's are touched."""
+    elsewhere = Seam("mcp.server.lowlevel.server:Server._no_such_seam", "wrap", "test", ("mcp 0.9",), releases="<1")
+    assert not inventory.applies(elsewhere)
+    with caplog.at_level(logging.WARNING, logger="mcpobs"):
+        assert inventory.resolve(elsewhere) is None
+    assert caplog.records == []
+    changes = Changes()
+    changes.wrap([Patch.of(elsewhere, lambda wrapped, instance, args, kwargs: wrapped(*args, **kwargs))])
+    assert changes.wrapped == []
+
+
 def _import_every_framework() -> None:
     """A framework's rows are wrapped when it is imported; import them all, so every row is in play."""
     import importlib
 
-    for seam in INVENTORY:
+    for seam in _INSTALLED:
         importlib.import_module(seam.module)
 
 
@@ -44,7 +66,7 @@ def test_instrument_wraps_exactly_the_inventorys_wrap_rows(mcpobs_telemetry):
         (getattr(a.owner, "__qualname__", getattr(a.owner, "__name__", "")), a.attribute) for a in changes.wrapped
     }
     rows = set()
-    for seam in INVENTORY:
+    for seam in _INSTALLED:
         if seam.kind == "wrap":
             owner, attribute = inventory.resolve(seam)  # type: ignore[misc]
             rows.add((getattr(owner, "__qualname__", getattr(owner, "__name__", "")), attribute))

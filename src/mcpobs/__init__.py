@@ -26,15 +26,17 @@ A host says which model drives its client calls with ``with mcpobs.model("claude
 from __future__ import annotations
 
 import inspect
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from mcpobs import semconv
 from mcpobs._core.config import ConfigurationError, InstrumentOptions, signature
 from mcpobs._core.environment import otel_env
 from mcpobs._core.model import model
 from mcpobs._instrumentor import MCPInstrumentor
-from mcpobs._server.subscriptions import ObservedSubscriptionBus
 from mcpobs._version import __version__
+
+if TYPE_CHECKING:
+    from mcpobs._server.subscriptions import ObservedSubscriptionBus
 
 __all__ = [
     "ConfigurationError",
@@ -136,6 +138,22 @@ def uninstrument_server(server: Any) -> None:
     from mcpobs._server import setup
 
     setup.uninstrument_server(server)
+
+
+def __getattr__(name: str) -> Any:
+    """`ObservedSubscriptionBus` wraps mcp 2.x's `SubscriptionBus`: imported on first use, on that line."""
+    if name == "ObservedSubscriptionBus":
+        from mcpobs._core import sdk
+
+        if sdk.LINE != 2:
+            raise ImportError(
+                "mcpobs.ObservedSubscriptionBus wraps mcp 2.x's SubscriptionBus, which mcp 1.x does not have; "
+                "on mcp 1.x, resources/updated notifications are recorded without it (docs/lifecycle.md)."
+            )
+        from mcpobs._server.subscriptions import ObservedSubscriptionBus
+
+        return ObservedSubscriptionBus
+    raise AttributeError(f"module 'mcpobs' has no attribute {name!r}")
 
 
 # What help(), notebooks and IDEs that read the runtime signature show: every option by name.

@@ -7,26 +7,17 @@ step of every live edit (`_server.setup` says which and in what order).
 from __future__ import annotations
 
 from collections.abc import Collection
+from importlib import metadata
 from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 
-from mcpobs._client import catalog as _catalog
-from mcpobs._client import fastmcp as _fastmcp_client
-from mcpobs._client import seams as _client
-from mcpobs._core import labels as _labels
-from mcpobs._core.config import InEffect, settings_from
-from mcpobs._core.guard import guarded
+from mcpobs._core import sdk
+from mcpobs._core.config import InEffect, Settings, settings_from
+from mcpobs._core.guard import guarded, logger
 from mcpobs._core.inventory import SUPPORTED, warn_untested
 from mcpobs._core.patches import Changes
 from mcpobs._core.telemetry import Telemetry
-from mcpobs._server import cancellation as _cancellation
-from mcpobs._server import lifespan as _lifespan
-from mcpobs._server import progress as _progress
-from mcpobs._server import sessions as _sessions
-from mcpobs._server import subscriptions as _subscriptions
-from mcpobs._server import transport as _transport
-from mcpobs._server.setup import ServerSetup
 
 _instruments = (f"mcp {SUPPORTED['mcp']}",)
 """Declared to `opentelemetry-instrument`; FastMCP is adapted to when installed (`_core/inventory.py`)."""
@@ -57,24 +48,56 @@ class MCPInstrumentor(BaseInstrumentor):
         self.in_effect = InEffect(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         telemetry = Telemetry(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         changes = self._changes = Changes()
-        _transport.activate(telemetry)
-        changes.on_undo("transport boundary", _transport.deactivate)
-        changes.wrap(ServerSetup(telemetry, changes).patches())
-        changes.wrap(_transport.patches())
-        changes.wrap(_cancellation.patches())
-        changes.wrap(_progress.patches(telemetry))
-        changes.wrap(_lifespan.patches(telemetry))
-        changes.wrap(_sessions.patches())
-        changes.wrap(_subscriptions.patches(telemetry))
-        changes.on_undo("subscriptions", _subscriptions.deactivate)
-        changes.on_undo("release bounds", _labels.forget_releases)
-        if settings.clients:
-            changes.wrap(_client.patches(telemetry))
-            changes.wrap(_fastmcp_client.patches(telemetry))
-            changes.on_undo("client catalogs", _catalog.reset)
+        (_sdk2 if sdk.LINE == 2 else _sdk1)(telemetry, changes, settings)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         changes, self._changes = self._changes, None
         self.in_effect = None
         if changes is not None:
             changes.undo()
+
+
+# What each line of the SDK gets wrapped and set up, in one place per line. Each function imports
+# its line's modules itself, so the other line's are never imported; every row they wrap is also
+# gated to its line in the inventory.
+
+
+def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
+    """mcp 2.x: the server middleware chain, its HTTP app, and the `Client`."""
+    from mcpobs._client import catalog as _catalog
+    from mcpobs._client import fastmcp as _fastmcp_client
+    from mcpobs._client import seams as _client
+    from mcpobs._core import labels as _labels
+    from mcpobs._server import cancellation as _cancellation
+    from mcpobs._server import lifespan as _lifespan
+    from mcpobs._server import progress as _progress
+    from mcpobs._server import sessions as _sessions
+    from mcpobs._server import subscriptions as _subscriptions
+    from mcpobs._server import transport as _transport
+    from mcpobs._server.setup import ServerSetup
+
+    _transport.activate(telemetry)
+    changes.on_undo("transport boundary", _transport.deactivate)
+    changes.wrap(ServerSetup(telemetry, changes).patches())
+    changes.wrap(_transport.patches())
+    changes.wrap(_cancellation.patches())
+    changes.wrap(_progress.patches(telemetry))
+    changes.wrap(_lifespan.patches(telemetry))
+    changes.wrap(_sessions.patches())
+    changes.wrap(_subscriptions.patches(telemetry))
+    changes.on_undo("subscriptions", _subscriptions.deactivate)
+    changes.on_undo("release bounds", _labels.forget_releases)
+    if settings.clients:
+        changes.wrap(_client.patches(telemetry))
+        changes.wrap(_fastmcp_client.patches(telemetry))
+        changes.on_undo("client catalogs", _catalog.reset)
+
+
+def _sdk1(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
+    """mcp 1.x (1.24 to 1.30): its adapters are not written yet; nothing is wrapped."""
+    logger.warning(
+        "mcpobs: mcp %s (the 1.x line) is installed; this mcpobs instruments mcp %s only, so nothing is "
+        "recorded. Install a supported release, e.g. pip install 'mcp==2.3.0'.",
+        metadata.version("mcp"),
+        SUPPORTED["mcp"],
+    )

@@ -15,14 +15,17 @@ docs/failure-taxonomy.md:
 
 from __future__ import annotations
 
-from mcp.client.extension import UnexpectedClaimedResult
-from mcp_types import CallToolResult, InputRequiredResult
-from mcp_types.jsonrpc import REQUEST_TIMEOUT
-
 from mcpobs import semconv as S
 from mcpobs._core import outcome as _outcome
 from mcpobs._core.methods import CALLER_MISTAKES, code_label
 from mcpobs._core.outcome import Classification
+from mcpobs._core.sdk import (
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    InputRequiredResult,
+    ProtocolError,
+    UnexpectedClaimedResult,
+)
 from mcpobs.semconv import Boundary, Outcome
 
 CONNECTION_CLOSED = -32000
@@ -117,12 +120,10 @@ def from_exception(
     exc: BaseException, status: int | None = None, failure: BaseException | None = None
 ) -> Classification:
     """`status`: the HTTP error status the request got; `failure`: what its transport raised."""
-    from mcp.shared.exceptions import MCPError
-
     if _outcome.is_cancellation(exc):
         # Cancelled because the transport under it failed (its task group tore down): an outage.
         return _outcome.CANCELLED if failure is None else outage(failure)
-    if isinstance(exc, MCPError):
+    if isinstance(exc, ProtocolError):
         if status is not None:
             return from_status(status, exc.error.code)
         code = exc.error.code

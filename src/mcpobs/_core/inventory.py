@@ -6,20 +6,27 @@ private read names its row's `attribute`. `tests/test_inventory.py` resolves eve
 the installed versions and names the row that moved. A row that does not resolve is
 warned about once; the rest of the instrumentation still works.
 
-A row of an optional framework (`package="fastmcp"`) is silent when that framework is not
-installed: nothing of it can be in use.
+Every row is gated to the releases it belongs to (`releases`, a version specifier on its
+package): mcp 2.x's seams and mcp 1.x's are rows side by side, and a row whose package is not
+installed, or is installed at a release outside its gate, is silent: nothing of it can be in use.
+The gates are read from installed distributions' metadata, in one place (`applies`); nothing
+else in mcpobs compares SDK versions.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
+from importlib import metadata
 from typing import Any, Literal
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from mcpobs._core import sdk
 from mcpobs._core.guard import logger
 
 MCP_TESTED = ("2.3.0",)
@@ -81,6 +88,34 @@ def warn_untested() -> None:
 
 Kind = Literal["wrap", "read"]
 
+MCP_2 = ">=2.3,<3"
+"""The mcp 2.x line's rows (revision 2026-07-28; its middleware chain, `Client`, `mcp_types`)."""
+FASTMCP_4 = ">=4.1,<5"
+"""FastMCP 4's rows (on mcp 2.x)."""
+_DEFAULT_RELEASES = {"mcp": MCP_2, "fastmcp": FASTMCP_4}
+
+
+@cache
+def installed(package: str) -> Version | None:
+    """The installed release of `package` (any of its distributions), or None when none is installed.
+
+    A vendored `mcp` with no distribution metadata counts as the line its modules show (`sdk.LINE`).
+    """
+    for distribution in _DISTRIBUTIONS.get(package, (package,)):
+        try:
+            return Version(metadata.version(distribution))
+        except (metadata.PackageNotFoundError, InvalidVersion):
+            continue
+    if package == "mcp":
+        return Version(f"{sdk.LINE}.999")
+    return None
+
+
+def applies(seam: Seam) -> bool:
+    """Whether the row belongs to what is installed: its package is, at a release inside its gate."""
+    release = installed(seam.package)
+    return release is not None and SpecifierSet(seam.releases).contains(release, prereleases=True)
+
 
 @dataclass(frozen=True)
 class Seam:
@@ -95,6 +130,8 @@ class Seam:
     alternates: tuple[str, ...] = ()
     """Other `module:Qualified.name` places a release keeps it, tried in order."""
     package: str = "mcp"
+    releases: str = MCP_2
+    """The releases of `package` the row belongs to (a version specifier): its version gate."""
 
     # Cached on the row (a frozen row never changes): read rows are read on every request.
     @cached_property
@@ -114,12 +151,20 @@ class Seam:
 INVENTORY: list[Seam] = []
 """Every row, in the order below."""
 
-_MCP = tuple(f"mcp {v}" for v in MCP_TESTED)
-_FASTMCP = tuple(f"fastmcp {v}" for v in FASTMCP_TESTED)
 
-
-def _row(where: str, kind: Kind, job: str, *, package: str = "mcp", alternates: tuple[str, ...] = ()) -> Seam:
-    seam = Seam(where, kind, job, _FASTMCP if package == "fastmcp" else _MCP, alternates, package)
+def _row(
+    where: str,
+    kind: Kind,
+    job: str,
+    *,
+    package: str = "mcp",
+    releases: str | None = None,
+    alternates: tuple[str, ...] = (),
+) -> Seam:
+    releases = releases or _DEFAULT_RELEASES[package]
+    gate = SpecifierSet(releases)
+    known_on = tuple(f"{package} {v}" for v in tested(package) if gate.contains(v))
+    seam = Seam(where, kind, job, known_on, alternates, package, releases)
     INVENTORY.append(seam)
     return seam
 
@@ -342,9 +387,10 @@ def _locate(place: str) -> tuple[Any, str]:
 def resolve(seam: Seam) -> tuple[Any, str] | None:
     """Where a wrap row's function is now (`owner`, `attribute`), trying its alternates; None if moved.
 
-    A row of a framework that is not installed resolves to None without a warning.
+    A row of a framework that is not installed, or of another release line (its gate), resolves
+    to None without a warning.
     """
-    if seam.package != "mcp" and importlib.util.find_spec(seam.package) is None:
+    if not applies(seam):
         return None
     failure: Exception | None = None
     for place in (seam.where, *seam.alternates):

@@ -9,15 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from mcp_types import methods as _methods
-
 from mcpobs import semconv as S
+from mcpobs._core import sdk
 
-SPEC_METHODS = frozenset(_methods.SPEC_CLIENT_METHODS) | frozenset(_methods.SPEC_CLIENT_NOTIFICATION_METHODS)
+SPEC_METHODS = sdk.CLIENT_REQUESTS | sdk.CLIENT_NOTIFICATIONS
 """What a client may send a server: its requests and notifications."""
-REQUEST_METHODS = frozenset(_methods.SPEC_CLIENT_METHODS)
+REQUEST_METHODS = sdk.CLIENT_REQUESTS
 """The requests a client may send a server (a message of these methods must carry an id)."""
-SERVER_REQUEST_METHODS = frozenset(method for method, _version in _methods.SERVER_REQUESTS)
+SERVER_REQUEST_METHODS = sdk.SERVER_REQUESTS
 """What a server may ask its client (`ping`, `roots/list`, `sampling/createMessage`, ...)."""
 KNOWN_METHODS = SPEC_METHODS | SERVER_REQUEST_METHODS
 """Every method a client-side span may be named after."""
@@ -27,7 +26,7 @@ TARGETED = {"tools/call": S.GEN_AI_TOOL_NAME, "prompts/get": S.GEN_AI_PROMPT_NAM
 URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
 """Methods whose span records `mcp.resource.uri`."""
 
-ROUND_METHODS = frozenset(_methods.INPUT_REQUIRED_METHODS)
+ROUND_METHODS = sdk.ROUND_METHODS
 """Methods that may answer `input_required` and take several rounds (SEP-2322)."""
 INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 """What a pending round may ask the client for; anything else is recorded as `_OTHER`."""

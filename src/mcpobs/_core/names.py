@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
-from mcp_types import version as _version
-
 from mcpobs import semconv
+from mcpobs._core import sdk
 from mcpobs._core.methods import REQUEST_METHODS, SPEC_METHODS
 
 _Wire = Mapping[str, object]  # a JSON object read off the wire
-_KNOWN_VERSIONS = frozenset(_version.KNOWN_PROTOCOL_VERSIONS)
+_KNOWN_VERSIONS = sdk.KNOWN_PROTOCOL_VERSIONS
 
 Lookup = Callable[[str], object]
 

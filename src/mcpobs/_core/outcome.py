@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio
-from mcp.shared.exceptions import MCPError
-from mcp_types.methods import is_input_required
 from opentelemetry.trace import Span, StatusCode
 from pydantic import ValidationError
 
@@ -22,6 +20,7 @@ from mcpobs import semconv
 from mcpobs._core import privacy as _privacy
 from mcpobs._core.methods import CALLER_MISTAKES, code_label
 from mcpobs._core.privacy import Privacy
+from mcpobs._core.sdk import ProtocolError, is_input_required
 from mcpobs.semconv import Boundary, Outcome
 
 
@@ -164,7 +163,7 @@ def from_exception(
     if is_cancellation(exc):
         # A listen stream ends when its client closes it: that is how a stream finishes.
         return OK if method in semconv.STREAM_METHODS else CANCELLED
-    if isinstance(exc, MCPError):
+    if isinstance(exc, ProtocolError):
         code = exc.error.code
         if code in CALLER_MISTAKES:
             # `in_handler`: the handler itself raised it (the tool hook saw it): it stopped there,

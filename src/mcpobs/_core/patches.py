@@ -17,7 +17,6 @@ server built there is still set up, and records once the suppression ends.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import weakref
 from collections.abc import Callable
@@ -114,9 +113,10 @@ class Changes:
         """Wrap each patch's seam where its inventory row finds it."""
         for patch in patches:
             seam = patch.seam
-            if seam.package != "mcp" and seam.module not in sys.modules:
-                if importlib.util.find_spec(seam.package) is not None:  # installed, not imported yet
-                    wrapt.register_post_import_hook(partial(self._imported, seam, patch), seam.module)
+            if not inventory.applies(seam):  # another release line's seam, or a framework not installed
+                continue
+            if seam.package != "mcp" and seam.module not in sys.modules:  # installed, not imported yet
+                wrapt.register_post_import_hook(partial(self._imported, seam, patch), seam.module)
                 continue
             self._apply(seam, patch)
 

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from mcp.shared.exceptions import MCPError
 from opentelemetry.semconv.attributes.exception_attributes import (
     EXCEPTION_MESSAGE,
     EXCEPTION_STACKTRACE,
@@ -35,6 +34,7 @@ from opentelemetry.semconv.attributes.exception_attributes import (
 from mcpobs import semconv
 from mcpobs._core.config import Settings
 from mcpobs._core.guard import logger
+from mcpobs._core.sdk import ProtocolError
 from mcpobs._core.text import clean, clean_tail
 
 REDACTED = "REDACTED"
@@ -110,7 +110,7 @@ class Privacy:
             return None
         if self.messages:
             try:
-                raw = exc.error.message if isinstance(exc, MCPError) else str(exc)
+                raw = exc.error.message if isinstance(exc, ProtocolError) else str(exc)
             except Exception:  # a __str__ that raises is the exception's problem, never the call's
                 raw = None
             found = self.message(raw, semconv.MAX_STATUS_DESCRIPTION) if raw else None

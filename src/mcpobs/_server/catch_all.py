@@ -13,11 +13,9 @@ transport, not a read of the bytes sent. Looked up only when a request failed th
 
 from __future__ import annotations
 
-from mcp_types.jsonrpc import INTERNAL_ERROR
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
 from mcpobs._core.methods import code_label
 from mcpobs._core.outcome import Classification
+from mcpobs._core.sdk import INTERNAL_ERROR, MODERN_PROTOCOL_VERSIONS
 from mcpobs.semconv import Boundary, Outcome
 
 LEGACY_CATCH_ALL = 0

@@ -11,6 +11,13 @@ SERVER span and one count in `mcpobs.server.requests`: `client_error` for a 4xx 
 session when `max_sessions` are open. Requests that reach the middleware add nothing here:
 no second span per request.
 
+A request that is not an MCP message adds nothing either: a `GET` or `HEAD` with no MCP
+header (session id, protocol version, method) that does not ask for an event stream is a
+health probe, a browser or a scanner, never an MCP client (which names `text/event-stream`
+when it opens a stream). Nor do requests for the app's other routes (a health route, the
+OAuth endpoints): only the MCP endpoint is watched (docs/failure-taxonomy.md, "Requests that
+are not MCP").
+
 The wrapper is pure ASGI (no `BaseHTTPMiddleware`), runs the app in the caller's task and
 context, and passes scope, receive and send through, so what a handler sees is unchanged:
 a contextvar the user's own middleware sets still reaches that request's tool.
@@ -42,6 +49,10 @@ from mcpobs.semconv import Boundary, Outcome
 _MAX_ERROR_BODY = 4096
 """Bytes of an error response kept to read its JSON-RPC code; rejections are short."""
 _HTTP_METHODS = frozenset({"GET", "POST", "DELETE"})
+_PROBE_METHODS = frozenset({"GET", "HEAD"})
+_MCP_HEADERS = ("mcp-session-id", "mcp-protocol-version", "mcp-method")
+"""A request carrying any of these comes from an MCP client, whatever else it lacks."""
+_EVENT_STREAM = "text/event-stream"
 
 _active: Telemetry | None = None
 """The telemetry of the running `instrument()`; apps built earlier go quiet without it."""
@@ -84,12 +95,17 @@ class TransportBoundary:
         self.path = path.rstrip("/") if path is not None else None
         """The MCP endpoint (also when the app is mounted under a prefix), when the app serves other routes too (a FastMCP app's custom routes)."""
 
+    def _on_endpoint(self, scope: Any) -> bool:
+        if self.path is None:
+            return True
+        path: str = scope.get("path", "")
+        if self.path:  # also under a mount's prefix
+            return path.rstrip("/").endswith(self.path)
+        root: str = scope.get("root_path", "")  # served at "/": the app's own root only
+        return path.removeprefix(root).strip("/") == ""
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if (
-            scope["type"] != "http"
-            or _active is not self.telemetry
-            or (self.path is not None and not scope.get("path", "").rstrip("/").endswith(self.path))
-        ):
+        if scope["type"] != "http" or _active is not self.telemetry or not self._on_endpoint(scope):
             await self.app(scope, receive, send)
             return
         exchange = _Exchange()
@@ -116,6 +132,8 @@ class TransportBoundary:
 
     def _record(self, scope: Any, exchange: _Exchange, start: int) -> None:
         headers = _headers(scope)
+        if _not_mcp(scope, headers):
+            return  # a health probe: no span, no count (docs/failure-taxonomy.md)
         raw_method = headers.get("mcp-method")
         if exchange.reached is not None and (raw_method is None or raw_method in exchange.reached):
             return  # the server middleware saw this request and recorded it
@@ -173,8 +191,21 @@ class TransportBoundary:
         self.telemetry.server_requests.add(1, labels)
 
 
+def _not_mcp(scope: Any, headers: dict[str, str]) -> bool:
+    """A GET or HEAD with no MCP header that does not ask for an event stream: no MCP client sends one.
+
+    A wildcard Accept (curl's and kubelet's `*/*`) does not count as asking: the SDK would
+    serve a stream for it, but an MCP client names the type.
+    """
+    return (
+        scope.get("method") in _PROBE_METHODS
+        and not any(name in headers for name in _MCP_HEADERS)
+        and _EVENT_STREAM not in headers.get("accept", "").lower()
+    )
+
+
 def _headers(scope: Any) -> dict[str, str]:
-    wanted = (b"mcp-method", b"mcp-protocol-version", b"traceparent", b"tracestate")
+    wanted = (b"mcp-method", b"mcp-protocol-version", b"mcp-session-id", b"accept", b"traceparent", b"tracestate")
     found: dict[str, str] = {}
     for key, value in scope.get("headers") or ():
         if key in wanted:
@@ -201,9 +232,30 @@ def activate(telemetry: Telemetry) -> None:
 
 
 def install(app: Any, server: Any, telemetry: Telemetry, path: str | None = None) -> None:
-    """Add the boundary to an app serving `server` (`Server.streamable_http_app()`, a framework's own)."""
+    """Add the boundary to an app serving `server` (`Server.streamable_http_app()`, a framework's own).
+
+    Without `path`, the boundary watches the route that serves the SDK's endpoint, found in the
+    app's routes (the app may serve custom routes and OAuth endpoints beside it), or, if none is
+    found, every request.
+    """
     described = server_attributes(server, telemetry)
+    if path is None:
+        path = _endpoint_path(app)
     app.add_middleware(TransportBoundary, telemetry=telemetry, server_attributes=described, path=path)
+
+
+def _endpoint_path(app: Any) -> str | None:
+    """The path of the app's route to the SDK's Streamable HTTP endpoint (bare or behind its auth wrapper)."""
+    located = I.resolve(I.HTTP_ASGI_APP)
+    if located is None:
+        return None
+    endpoint_class = located[0]
+    for route in getattr(app, "routes", None) or ():
+        endpoint = getattr(route, "endpoint", None)
+        if isinstance(endpoint, endpoint_class) or isinstance(getattr(endpoint, "app", None), endpoint_class):
+            route_path = getattr(route, "path", None)
+            return route_path.rstrip("/") if isinstance(route_path, str) else None
+    return None
 
 
 def uninstall(app: Any) -> None:

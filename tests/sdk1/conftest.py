@@ -1,0 +1,12 @@
+"""The mcp 1.x line's tests run in their own venvs (scripts/test-sdk1), where mcp 1.x is installed.
+
+Elsewhere (the dev venv, on mcp 2.x) this folder is not collected.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))  # tests/sdk1: its own servers and transports
+
+collect_ignore_glob = [] if os.environ.get("MCPOBS_SDK1") == "1" else ["test_*.py"]
