@@ -35,7 +35,8 @@ from opentelemetry.semconv.attributes import http_attributes as _http
 from opentelemetry.semconv.attributes import network_attributes as _network
 from opentelemetry.semconv.attributes import server_attributes as _server
 from opentelemetry.semconv.attributes import service_attributes as _service
-from opentelemetry.semconv.schemas import Schemas
+
+from mcpobs._core.otel_releases import schema_url
 
 __all__ = [
     "ATTRIBUTES",
@@ -203,8 +204,10 @@ CONVENTION_DOC_COMMIT: Final = "0393513c908bf895e7b3ec480a2c1eb073c584af"
 """The commit of ``docs/gen-ai/mcp.md`` the requirement levels in ``REQUIREMENTS`` were read from."""
 # The GenAI repository publishes no schema URL yet; v0.1.0 is built on core conventions
 # v1.45.0, which the package does not publish either. The tracer and meter carry the newest
-# schema the package does publish: a name that exists, that tools can resolve.
-SCHEMA_URL: Final = Schemas.V1_44_0.value
+# schema the package does publish (from 0.66b0): a name that exists, that tools can resolve.
+# With 0.65b0 installed (beside the SDK 1.44; its constants stop at 1.43.0) the URL is the same:
+# the names mcpobs imports are the same in both, and schema 1.44.0 renames none of them.
+SCHEMA_URL: Final = schema_url("1.44.0")
 
 INSTRUMENTATION_NAME: Final = "mcpobs"
 
@@ -1222,7 +1225,8 @@ GENERAL_DEVIATIONS: Final = (
         "schema URL",
         f"The pinned conventions build on core conventions v1.45.0, which the "
         f"`opentelemetry-semantic-conventions` package does not publish yet; the tracer and meter carry "
-        f"`{SCHEMA_URL}`, the newest it does.",
+        f"`{SCHEMA_URL}`, the newest it does (from 0.66b0; with 0.65b0, whose schemas stop at 1.43.0, the "
+        f"same URL: no name mcpobs emits differs between them).",
     ),
     (
         "a refused server/discover probe is ok when the fallback succeeds",

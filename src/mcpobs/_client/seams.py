@@ -10,6 +10,7 @@ then takes that span over (`ClientCall.awaiting_send`) instead of opening anothe
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -218,13 +219,15 @@ class ClientSeams:
         return wrapped(*args, **kwargs)
 
     async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `Client._build_session`: learn where the session's server is, and its transport."""
+        """Wraps `Client._build_session`: learn where the session's server is, and its transport; its start."""
+        start = time.perf_counter()
         token = http.start_building()
         try:
             session = await wrapped(*args, **kwargs)
         finally:
             built = http.finish_building(token)
         with guarded("client connection attributes"):
+            lifetime.began(session, start)
             server = instance.server
             if not isinstance(server, str):  # a Client built on a transport object: HTTP, stdio, or else
                 server = http.url_of(built) or http.stdio_of(built) or server

@@ -317,13 +317,15 @@ SESSION_SEND_NOTIFICATION = wrap(f"{_SESSION}.send_notification", "client spans 
 SESSION_CALL_TOOL = wrap(f"{_SESSION}.call_tool", "client spans (_client/seams.py)")
 SESSION_INITIALIZE = wrap(f"{_SESSION}.initialize", "client spans (_client/seams.py)")
 SESSION_INPUT_REQUEST = wrap(f"{_SESSION}.dispatch_input_request", "client spans (_client/seams.py)")
-CLIENT_BUILD_SESSION = wrap(f"{_CLIENT}._build_session", "the session a Client builds: its labels (_client/seams.py)")
+CLIENT_BUILD_SESSION = wrap(
+    f"{_CLIENT}._build_session", "the session a Client builds: its labels, its start (_client/seams.py, lifetime.py)"
+)
 CLIENT_LISTEN = wrap(f"{_CLIENT}.listen", "listen streams (_client/seams.py)")
 CLIENT_CALL_TOOL = wrap(f"{_CLIENT}.call_tool", "client operations (_client/seams.py)")
 CLIENT_GET_PROMPT = wrap(f"{_CLIENT}.get_prompt", "client operations (_client/seams.py)")
 CLIENT_READ_RESOURCE = wrap(f"{_CLIENT}.read_resource", "client operations (_client/seams.py)")
-CLIENT_ENTER = wrap(f"{_CLIENT}.__aenter__", "connection and session duration (_client/lifetime.py)")
-CLIENT_EXIT = wrap(f"{_CLIENT}.__aexit__", "connection and session duration (_client/lifetime.py)")
+CLIENT_ENTER = wrap(f"{_CLIENT}.__aenter__", "the session line once connected (_client/lifetime.py, describe.py)")
+CLIENT_EXIT = wrap(f"{_CLIENT}.__aexit__", "session duration, its end (_client/lifetime.py)")
 CLIENT_NEGOTIATE = wrap("mcp.client.client:negotiate_auto", "the server/discover probe (_client/negotiation.py)")
 SDK_SEND_SPAN = wrap(f"{_JSONRPC}:otel_span", "the SDK's own send span, made a pass-through (_client/side_spans.py)")
 SDK_INJECT = wrap(

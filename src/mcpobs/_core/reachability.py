@@ -33,6 +33,7 @@ import weakref
 from typing import Any
 from urllib.parse import urlparse
 
+from mcpobs._core import otel_releases
 from mcpobs._core.guard import logger
 
 _CONNECT_TIMEOUT = 1.0
@@ -146,10 +147,7 @@ class GuardedExporter:
         self._failure = failure
 
     def _drop_connections(self) -> None:
-        session = getattr(self._exporter, "_session", None)  # the OTLP/HTTP exporters' requests.Session
-        close = getattr(session, "close", None)
-        if callable(close):
-            close()  # the child's copies of the sockets only; the session opens new ones when asked
+        otel_releases.drop_connections(self._exporter)  # the child's copies of the sockets only
 
     def export(self, *args: Any, **kwargs: Any) -> Any:
         if not self._endpoint.reachable(self._url, self._variable, self._defaulted):
