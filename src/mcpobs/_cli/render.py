@@ -44,6 +44,7 @@ class Span:
     duration_ns: int
     attributes: Mapping[str, Any] = field(default_factory=dict[str, Any])
     service: str = ""
+    trace_id: str = ""
 
 
 @dataclass(frozen=True)
