@@ -24,11 +24,15 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, cast
 
-from mcpobs._cli import CommandError
+from mcpobs._cli import CommandError, readers
 from mcpobs._cli import contract_diff as _diff
 from mcpobs._cli.corpus import Corpus, from_file, from_jaeger
 from mcpobs._cli.corpus import write as write_corpus
+from mcpobs._cli.render import printable
 from mcpobs._cli.schemas import Kind, check_arguments, walk
+
+_JAEGER_FIX = "Give --jaeger the query address (e.g. http://127.0.0.1:16686), or read a file with --from."
+_CLIENTS_SHOWN = 10
 
 
 def parse_since(text: str) -> timedelta:
@@ -172,9 +176,11 @@ def main_replay(
     window = parse_since(since)
     wanted = _diff._read(candidate)  # pyright: ignore[reportPrivateUsage]
     started = time.perf_counter()
-    corpus = (
-        from_file(source) if source is not None else from_jaeger(cast(str, jaeger), cast(str, service), window, limit)
-    )
+    if source is not None:
+        corpus = from_file(source)
+    else:
+        store = readers.Jaeger(cast(str, jaeger), _JAEGER_FIX, timeout=60)
+        corpus = from_jaeger(store, cast(str, service), window, limit)
     if corpus_out:
         write_corpus(corpus, corpus_out)
     where = f"--from {source}" if source is not None else f"service {service} in Jaeger, last {since}"
@@ -191,10 +197,12 @@ def main_replay(
     for finding, line in sorted(
         found_items(findings), key=lambda kv: (order[kv[0].kind], kv[0].tool, kv[0].field, kv[0].reason)
     ):
-        clients = ", ".join(sorted(line.clients))
-        example = f"; e.g. trace {line.trace_id}" if line.trace_id else ""
+        clients = ", ".join(printable(c, 80) for c in sorted(line.clients)[:_CLIENTS_SHOWN])
+        if len(line.clients) > _CLIENTS_SHOWN:
+            clients += f" and {len(line.clients) - _CLIENTS_SHOWN} more"
+        example = f"; e.g. trace {printable(line.trace_id, 64)}" if line.trace_id else ""
         lines.append(
-            f"{finding.kind}: {finding.tool}: {finding.field}: {finding.reason} "
+            f"{finding.kind}: {printable(finding.tool, 120)}: {printable(finding.field)}: {printable(finding.reason, 400)} "
             f"({line.calls} call{'s' if line.calls != 1 else ''}; clients {clients}{example})"
         )
     failures = sum(1 for f in findings if f.kind == "fail")

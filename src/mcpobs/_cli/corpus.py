@@ -101,7 +101,7 @@ class Corpus:
             if shape.trace_id is None and trace_id:
                 shape.trace_id = trace_id
             if shape.definition is None and isinstance(text := attrs.get(definition_key), str):
-                shape.definition = readers.loads(text)
+                shape.definition = _shape(readers.loads(text))
             count = readers.integer(attrs.get(count_key))
             if count is not None and isinstance(recorder, str):
                 slot = (recorder, client)
@@ -147,10 +147,23 @@ class Corpus:
         }
 
 
-def add_request(corpus: Corpus, request: Any) -> None:
-    """Fold one ExportTraceServiceRequest (or Jaeger's `{"result": ...}` wrapping of one) into the corpus."""
-    for span in readers.otlp_spans(request, SHAPE_IDS):
-        corpus.add_span(span)
+def _shape(definition: Any) -> Any:
+    """A recorded shape as `mcpobs._core.shapes` writes them, or None: `{"{}": {...}}` holds an object's fields,
+    `{"[]": [...]}` an array's element shapes, all the way down (the depth is bounded by `readers.loads`)."""
+    pending = [definition]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            node = cast(dict[str, Any], node)
+            if "{}" in node:
+                if not isinstance(node["{}"], dict):
+                    return None
+                pending.extend(cast(dict[str, Any], node["{}"]).values())
+            elif "[]" in node:
+                if not isinstance(node["[]"], list):
+                    return None
+                pending.extend(cast(list[Any], node["[]"]))
+    return definition
 
 
 def from_file(path: str) -> Corpus:
@@ -161,11 +174,10 @@ def from_file(path: str) -> Corpus:
     return corpus
 
 
-def from_jaeger(base: str, service: str, since: timedelta, limit: int, timeout: float = 60) -> Corpus:
+def from_jaeger(jaeger: readers.Jaeger, service: str, since: timedelta, limit: int) -> Corpus:
     """The corpus from Jaeger's query API: one search per `tools/call` operation of the service."""
-    base = (base if "://" in base else f"http://{base}").rstrip("/")
     prefix = S.span_name("tools/call", "")
-    names = sorted({n for n in readers.jaeger_operations(base, service, timeout) if n.startswith(prefix)})
+    names = sorted({n for n in jaeger.operations(service) if n.startswith(prefix)})
     corpus = Corpus()
     end = datetime.now(UTC) + timedelta(minutes=1)
     start = end - since - timedelta(minutes=1)
@@ -177,7 +189,7 @@ def from_jaeger(base: str, service: str, since: timedelta, limit: int, timeout: 
             "query.start_time_max": end.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             "query.num_traces": str(limit),
         }
-        for span in readers.jaeger_otlp_spans(base, params, timeout, SHAPE_IDS):
+        for span in jaeger.otlp_spans(params, SHAPE_IDS):
             corpus.add_span(span)
     return corpus
 

@@ -14,7 +14,7 @@ them, places named the same way: ``(root)``, ``warehouse.region``, ``items[]``):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal, cast
 
 from mcpobs._core.shapes import _alternatives, _resolve  # pyright: ignore[reportPrivateUsage]
@@ -43,6 +43,8 @@ _UNDECIDABLE = (
     "not",
 )
 """Keywords whose verdict depends on a value a shape does not hold."""
+MAX_DEPTH = 32
+"""Levels of properties and items `walk` compares."""
 
 
 def problem(schema: Any) -> str | None:
@@ -70,9 +72,14 @@ def types(schema: Any) -> frozenset[str]:
     elif (kinds := as_list(kind)) is not None:
         found.update(k for k in kinds if isinstance(k, str))
     for key in ("anyOf", "oneOf"):
-        for option in cast("Iterable[object]", view.get(key) or ()):
+        for option in as_list(view.get(key)) or ():
             found |= types(option)
     return frozenset(found)
+
+
+def _required(node: Mapping[str, Any]) -> set[str]:
+    """The names a node's `required` lists (none when it is not a list of names)."""
+    return {name for name in as_list(node.get("required")) or () if isinstance(name, str)}
 
 
 def _where(path: str) -> str:
@@ -87,11 +94,12 @@ def _field(path: str, name: str) -> str:
 
 
 def walk(
-    direction: Direction, path: str, old: Any, new: Any, old_root: Any, new_root: Any
+    direction: Direction, path: str, old: Any, new: Any, old_root: Any, new_root: Any, depth: int = 0
 ) -> Iterator[tuple[Verdict, str]]:
-    """Each change from schema `old` to `new` at `path` and below: (verdict, "place: what")."""
+    """Each change from schema `old` to `new` at `path` and below: (verdict, "place: what"), down to
+    `MAX_DEPTH` levels (a recursive model's `$ref` to itself would go on for ever)."""
     old, new = _resolve(old, old_root), _resolve(new, new_root)
-    if old is None or new is None:
+    if old is None or new is None or depth > MAX_DEPTH:
         return
     where = _where(path)
     old_types, new_types = types(old), types(new)
@@ -102,10 +110,10 @@ def walk(
         else:
             yield "breaking", f"{where}: type {sorted(old_types)} -> {sorted(new_types)}"
     yield from _enum_changes(direction, where, old, new)
-    yield from _property_changes(direction, path, old, new, old_root, new_root)
+    yield from _property_changes(direction, path, old, new, old_root, new_root, depth)
     old_items, new_items = as_mapping(old.get("items")), as_mapping(new.get("items"))
     if old_items is not None and new_items is not None:
-        yield from walk(direction, f"{path}[]", old_items, new_items, old_root, new_root)
+        yield from walk(direction, f"{path}[]", old_items, new_items, old_root, new_root, depth + 1)
 
 
 def _enum_changes(
@@ -123,13 +131,18 @@ def _enum_changes(
 
 
 def _property_changes(
-    direction: Direction, path: str, old: Mapping[str, Any], new: Mapping[str, Any], old_root: Any, new_root: Any
+    direction: Direction,
+    path: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    old_root: Any,
+    new_root: Any,
+    depth: int,
 ) -> Iterator[tuple[Verdict, str]]:
     old_props, new_props = as_mapping(old.get("properties") or {}), as_mapping(new.get("properties") or {})
     if old_props is None or new_props is None:
         return
-    old_required = set(cast("Iterable[object]", old.get("required") or ()))
-    new_required = set(cast("Iterable[object]", new.get("required") or ()))
+    old_required, new_required = _required(old), _required(new)
     closed_before = old.get("additionalProperties") is False
     for name in old_props.keys() - new_props.keys():
         if direction == "input":
@@ -150,7 +163,7 @@ def _property_changes(
             yield "breaking", f"{_field(path, name)}: now required"
         if direction == "output" and name in old_required and name not in new_required:
             yield "breaking", f"{_field(path, name)}: no longer always present"
-        yield from walk(direction, _field(path, name), old_props[name], new_props[name], old_root, new_root)
+        yield from walk(direction, _field(path, name), old_props[name], new_props[name], old_root, new_root, depth + 1)
 
 
 # -- a recorded shape against a schema ---------------------------------------------------------
@@ -220,7 +233,7 @@ def _check_object(
     objects = [n for n in nodes if "properties" in n or "required" in n or "additionalProperties" in n]
     required: set[str] = set()
     for node in objects:
-        required.update(r for r in cast(Iterable[Any], node.get("required") or ()) if isinstance(r, str))
+        required |= _required(node)
     for name in sorted(required - set(fields)):
         if "*" in fields:
             yield "undecided", _field(path, name), "now required; callers send fields whose names are not recorded"

@@ -26,7 +26,8 @@ from typing import Any, TextIO
 
 from mcpobs import semconv as S
 from mcpobs._cli import CommandError, readers, render
-from mcpobs._cli.readers import PROMETHEUS_OTLP, base_url, jaeger_base, prometheus_base, service_name
+from mcpobs._cli.readers import PROMETHEUS_OTLP, jaeger_base, prometheus_base, service_name
+from mcpobs._cli.render import printable
 
 _AHEAD_S = 300
 """The query window ends this far ahead of now, so a clock slightly ahead still finds the newest traces."""
@@ -35,6 +36,15 @@ FAILED: frozenset[str] = frozenset(S.Outcome) - {S.Outcome.OK, S.Outcome.CANCELL
 """Outcomes `--failures` keeps: the tool's failures, the server's bugs and the caller's mistakes."""
 _METRICS = (S.SERVER_REQUESTS, S.SERVER_OPERATION_DURATION, S.CLIENT_REQUESTS, S.CLIENT_OPERATION_DURATION)
 _BY = (S.MCP_METHOD_NAME, S.GEN_AI_TOOL_NAME, S.OUTCOME, S.FAILURE_BOUNDARY)
+_JAEGER_FIX = (
+    "Start the backends with scripts/stack (or docker compose up), or pass --jaeger HOST:PORT "
+    "(or set JAEGER_QUERY_HTTP) where Jaeger's query API listens."
+)
+_PROMETHEUS_FIX = (
+    "Start the backends with scripts/stack (or docker compose up), pass --prometheus HOST:PORT, "
+    "or --no-metrics for the traces alone."
+)
+_SERVICES_SHOWN = 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,7 +107,7 @@ def _traces(found: Iterable[tuple[str, list[render.Span]]]) -> list[Trace]:
     return sorted((Trace(trace_id, tuple(spans)) for trace_id, spans in found if spans), key=lambda t: t.start_ns)
 
 
-def fetch_traces(jaeger: str, service: str, window_s: int, limit: int, failures: bool) -> list[Trace]:
+def fetch_traces(jaeger: readers.Jaeger, service: str, window_s: int, limit: int, failures: bool) -> list[Trace]:
     """The newest `limit` traces of `service` in the window (with `failures`, only failed ones), oldest first."""
     now_us = int(time.time() * 1e6)
     params = {
@@ -111,7 +121,7 @@ def fetch_traces(jaeger: str, service: str, window_s: int, limit: int, failures:
         queries = [{**params, "tags": json.dumps({S.OUTCOME: outcome})} for outcome in sorted(FAILED)]
     found: dict[str, Trace] = {}
     for query in queries:
-        for trace in _traces(readers.jaeger_traces(jaeger, query)):
+        for trace in _traces(jaeger.traces(query)):
             found.setdefault(trace.trace_id, trace)
     traces = sorted(found.values(), key=lambda t: t.start_ns)
     if failures:
@@ -147,25 +157,13 @@ def metric_rows(results: Iterable[tuple[str, Sequence[Mapping[str, Any]], str]])
     return rows
 
 
-def fetch_metrics(prometheus: str, service: str, window: str) -> list[render.MetricRow]:
+def fetch_metrics(prometheus: readers.Prometheus, service: str, window: str) -> list[render.MetricRow]:
     answers: list[tuple[str, Sequence[Mapping[str, Any]], str]] = []
     for spec in _METRICS:
         name = S.prometheus_name(spec)
-        if spec.instrument == "histogram":
-            answers.append(
-                (
-                    spec.name,
-                    readers.prometheus_vector(prometheus, metric_query(f"{name}_count", service, window)),
-                    "count",
-                )
-            )
-            answers.append(
-                (spec.name, readers.prometheus_vector(prometheus, metric_query(f"{name}_sum", service, window)), "sum")
-            )
-        else:
-            answers.append(
-                (spec.name, readers.prometheus_vector(prometheus, metric_query(name, service, window)), "value")
-            )
+        parts = (("_count", "count"), ("_sum", "sum")) if spec.instrument == "histogram" else (("", "value"),)
+        for suffix, which in parts:
+            answers.append((spec.name, prometheus.vector(metric_query(name + suffix, service, window)), which))
     return metric_rows(answers)
 
 
@@ -175,7 +173,8 @@ def fetch_metrics(prometheus: str, service: str, window: str) -> list[render.Met
 def write_traces(traces: Sequence[Trace], out: TextIO) -> None:
     for trace in traces:
         when = datetime.fromtimestamp(trace.start_ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S")
-        out.write(f"trace {trace.trace_id} {when} UTC  ({', '.join(trace.services)})\n")
+        services = ", ".join(printable(s, 80) for s in trace.services)
+        out.write(f"trace {printable(trace.trace_id, 64)} {when} UTC  ({services})\n")
         render.tree(trace.spans, out)
 
 
@@ -186,8 +185,8 @@ def run(args: argparse.Namespace, out: TextIO, env: Mapping[str, str] | None = N
     if args.limit < 1:
         raise CommandError(f"--limit {args.limit}: at least 1 trace")
     service = args.service or service_name()
-    jaeger = base_url(args.jaeger) if args.jaeger else jaeger_base()
-    prometheus = base_url(args.prometheus) if args.prometheus else prometheus_base(env)
+    jaeger = readers.Jaeger(args.jaeger or jaeger_base(), _JAEGER_FIX)
+    prometheus = readers.Prometheus(args.prometheus or prometheus_base(env), _PROMETHEUS_FIX)
 
     traces = fetch_traces(jaeger, service, window_s, args.limit, args.failures)
     rows = [] if args.no_metrics else fetch_metrics(prometheus, service, window)
@@ -195,7 +194,7 @@ def run(args: argparse.Namespace, out: TextIO, env: Mapping[str, str] | None = N
         raise CommandError(_no_traces(jaeger, service, window, args.failures))
     which = "failed traces" if args.failures else "traces"
     out.write(
-        f"The newest {len(traces)} {which} of {service} in the last {window} (Jaeger at {jaeger}; newest last)\n"
+        f"The newest {len(traces)} {which} of {service} in the last {window} (Jaeger at {jaeger.base}; newest last)\n"
         f"(name, kind, duration, {S.OUTCOME}, key attributes):\n"
     )
     write_traces(traces, out)
@@ -204,7 +203,7 @@ def run(args: argparse.Namespace, out: TextIO, env: Mapping[str, str] | None = N
     if args.failures:
         rows = [r for r in rows if r.outcome in FAILED]
     out.write(
-        f"\nMetrics of job={service} in Prometheus at {prometheus} "
+        f"\nMetrics of job={service} in Prometheus at {prometheus.base} "
         f"(counter values since each process started, as last exported in the last {window}):\n"
     )
     if rows:
@@ -213,18 +212,22 @@ def run(args: argparse.Namespace, out: TextIO, env: Mapping[str, str] | None = N
         out.write(
             "  none yet: metrics are exported every OTEL_METRIC_EXPORT_INTERVAL ms (60000 unless set; scripts/stack "
             "prints 5000) and when the process exits; check OTEL_EXPORTER_OTLP_METRICS_ENDPOINT points at "
-            f"{prometheus}{PROMETHEUS_OTLP}.\n"
+            f"{prometheus.base}{PROMETHEUS_OTLP}.\n"
         )
     return 0
 
 
-def _no_traces(jaeger: str, service: str, window: str, failures: bool) -> str:
+def _no_traces(jaeger: readers.Jaeger, service: str, window: str, failures: bool) -> str:
     if failures:
-        return f"no failed traces of {service} in the last {window} in Jaeger at {jaeger}; without --failures for all"
-    services = [s for s in readers.jaeger_services(jaeger) if s != "jaeger"]
+        return (
+            f"no failed traces of {service} in the last {window} in Jaeger at {jaeger.base}; without --failures for all"
+        )
+    services = [printable(s, 80) for s in jaeger.services() if s != "jaeger"]
+    if len(services) > _SERVICES_SHOWN:
+        services[_SERVICES_SHOWN:] = [f"{len(services) - _SERVICES_SHOWN} more"]
     has = f"it has traces of: {', '.join(services)}" if services else "it has no traces of any service yet"
     return (
-        f"no traces of service {service!r} in the last {window} in Jaeger at {jaeger} ({has}). Spans leave a "
+        f"no traces of service {service!r} in the last {window} in Jaeger at {jaeger.base} ({has}). Spans leave a "
         "process in batches every 5 s (and when it exits): wait a few seconds and run this again. If it stays "
         "empty, check that the program sets OTEL_SERVICE_NAME to this name and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT "
         "to this Jaeger's OTLP endpoint (docs/troubleshooting.md)."
