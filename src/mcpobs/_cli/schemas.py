@@ -77,6 +77,11 @@ def types(schema: Any) -> frozenset[str]:
     return frozenset(found)
 
 
+def _ref(schema: Any) -> Any:
+    view = as_mapping(schema)
+    return view.get("$ref") if view is not None and isinstance(view.get("$ref"), str) else None
+
+
 def _required(node: Mapping[str, Any]) -> set[str]:
     """The names a node's `required` lists (none when it is not a list of names)."""
     return {name for name in as_list(node.get("required")) or () if isinstance(name, str)}
@@ -94,10 +99,23 @@ def _field(path: str, name: str) -> str:
 
 
 def walk(
-    direction: Direction, path: str, old: Any, new: Any, old_root: Any, new_root: Any, depth: int = 0
+    direction: Direction,
+    path: str,
+    old: Any,
+    new: Any,
+    old_root: Any,
+    new_root: Any,
+    depth: int = 0,
+    followed: frozenset[tuple[Any, Any]] = frozenset(),
 ) -> Iterator[tuple[Verdict, str]]:
-    """Each change from schema `old` to `new` at `path` and below: (verdict, "place: what"), down to
-    `MAX_DEPTH` levels (a recursive model's `$ref` to itself would go on for ever)."""
+    """Each change from schema `old` to `new` at `path` and below: (verdict, "place: what"). A pair of
+    `$ref`s already `followed` on the way down is not followed again (a model that holds itself: its
+    changes were seen above), and no walk goes deeper than `MAX_DEPTH` levels."""
+    refs = (_ref(old), _ref(new))
+    if refs != (None, None):
+        if refs in followed:
+            return
+        followed = followed | {refs}
     old, new = _resolve(old, old_root), _resolve(new, new_root)
     if old is None or new is None or depth > MAX_DEPTH:
         return
@@ -110,10 +128,10 @@ def walk(
         else:
             yield "breaking", f"{where}: type {sorted(old_types)} -> {sorted(new_types)}"
     yield from _enum_changes(direction, where, old, new)
-    yield from _property_changes(direction, path, old, new, old_root, new_root, depth)
+    yield from _property_changes(direction, path, old, new, old_root, new_root, depth, followed)
     old_items, new_items = as_mapping(old.get("items")), as_mapping(new.get("items"))
     if old_items is not None and new_items is not None:
-        yield from walk(direction, f"{path}[]", old_items, new_items, old_root, new_root, depth + 1)
+        yield from walk(direction, f"{path}[]", old_items, new_items, old_root, new_root, depth + 1, followed)
 
 
 def _enum_changes(
@@ -138,6 +156,7 @@ def _property_changes(
     old_root: Any,
     new_root: Any,
     depth: int,
+    followed: frozenset[tuple[Any, Any]],
 ) -> Iterator[tuple[Verdict, str]]:
     old_props, new_props = as_mapping(old.get("properties") or {}), as_mapping(new.get("properties") or {})
     if old_props is None or new_props is None:
@@ -163,7 +182,8 @@ def _property_changes(
             yield "breaking", f"{_field(path, name)}: now required"
         if direction == "output" and name in old_required and name not in new_required:
             yield "breaking", f"{_field(path, name)}: no longer always present"
-        yield from walk(direction, _field(path, name), old_props[name], new_props[name], old_root, new_root, depth + 1)
+        below = (old_props[name], new_props[name])
+        yield from walk(direction, _field(path, name), *below, old_root, new_root, depth + 1, followed)
 
 
 # -- a recorded shape against a schema ---------------------------------------------------------
