@@ -45,11 +45,12 @@ class Change:
 # -- snapshot --------------------------------------------------------------------------------
 
 
-async def snapshot(target: str) -> dict[str, Any]:
-    """The tools a server offers: `target` is `module:attribute` naming a server, or a URL."""
+async def snapshot(target: Any) -> dict[str, Any]:
+    """The tools a server offers: `target` is a URL, a server, or `module:attribute` naming one (imported
+    here: the command line lists a module's server in a child process, `candidate.snapshot`)."""
     from mcp import Client
 
-    source: Any = target if "://" in target else _loaded(target)
+    source: Any = loaded(target) if isinstance(target, str) and "://" not in target else target
     async with Client(source) as client:
         listing = await client.list_tools()
     tools = [wire_tool(t) for t in listing.tools]
@@ -59,11 +60,9 @@ async def snapshot(target: str) -> dict[str, Any]:
     return {"tools": tools}
 
 
-def _load(target: str) -> Any:
-    module_name, _, attribute = target.partition(":")
-    if not attribute:
-        raise ValueError(f"{target!r}: name a server as module:attribute (e.g. shop.server:mcp) or give a URL")
-    value: Any = importlib.import_module(module_name)
+def built(module: Any, attribute: str) -> Any:
+    """The server `attribute` names in `module` (dotted), called first when it is a factory."""
+    value: Any = module
     for part in attribute.split("."):
         value = getattr(value, part)
     return value() if callable(value) and not hasattr(value, "middleware") else value
@@ -126,26 +125,36 @@ def main_diff(old: str, new: str) -> tuple[str, int]:
 def _snapshot_of(target: str) -> dict[str, Any]:
     import anyio
 
+    from mcpobs._cli import candidate
+
     if "://" not in target:
-        _loaded(target)  # a bad module or attribute is reported before any connection
+        check_target(target)
+        return candidate.snapshot(target)
     try:
         return anyio.run(snapshot, target)
     except CommandError:
         raise
     except Exception as exc:
         where = f"the server at {target}" if "://" in target else f"the server {target}"
-        raise CommandError(f"could not list the tools of {where}: {_reason(exc)}") from exc
+        raise CommandError(f"could not list the tools of {where}: {reason(exc)}") from exc
 
 
-def _loaded(target: str) -> Any:
+def check_target(target: str) -> None:
+    """A `CommandError` for what is no module:attribute at all, before any process is started."""
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
         raise CommandError(
             f"{target!r} is neither a snapshot file nor a server: name a server as module:attribute "
             "(e.g. shop.server:mcp, looked up from the current directory) or give its URL (http://...)"
         )
+
+
+def loaded(target: str) -> Any:
+    """The server `target` (module:attribute) names, imported in this process; a `CommandError` when it cannot be."""
+    check_target(target)
+    module_name, _, attribute = target.partition(":")
     try:
-        return _load(target)
+        return built(importlib.import_module(module_name), attribute)
     except ModuleNotFoundError as exc:
         raise CommandError(
             f"cannot import {exc.name or module_name!r} (for {target}): run from the folder that holds it, or put it on PYTHONPATH"
@@ -153,7 +162,7 @@ def _loaded(target: str) -> Any:
     except AttributeError as exc:
         raise CommandError(f"{target}: module {module_name!r} has no {attribute!r}") from exc
     except Exception as exc:
-        raise CommandError(f"{target}: importing or building the server failed: {_reason(exc)}") from exc
+        raise CommandError(f"{target}: importing or building the server failed: {reason(exc)}") from exc
 
 
 def _read(argument: str) -> Mapping[str, Any]:
@@ -168,7 +177,7 @@ def _read(argument: str) -> Mapping[str, Any]:
     try:
         loaded: object = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError) as exc:
-        raise CommandError(f"{argument}: cannot read it: {_reason(exc)}") from exc
+        raise CommandError(f"{argument}: cannot read it: {reason(exc)}") from exc
     except json.JSONDecodeError as exc:
         raise CommandError(f"{argument}: not JSON ({exc}); give a file `mcpobs contract snapshot` wrote") from exc
     tools: object = cast(dict[str, object], loaded).get("tools") if isinstance(loaded, dict) else None
@@ -183,7 +192,7 @@ def _is_tool(value: object) -> bool:
     return isinstance(value, dict) and isinstance(cast(dict[str, object], value).get("name"), str)
 
 
-def _reason(exc: BaseException) -> str:
+def reason(exc: BaseException) -> str:
     """The innermost cause of `exc` in a few words (task groups wrap connection errors in groups)."""
     inner = _first_leaf(exc)
     return f"{type(inner).__name__}: {inner}" if str(inner) else type(inner).__name__
