@@ -186,9 +186,10 @@ def main_replay(
     where = f"--from {source}" if source is not None else f"service {service} in Jaeger, last {since}"
     if not corpus.shapes:
         raise CommandError(
-            f"no recorded tool-call shapes in {where}: are the servers instrumented by mcpobs with record_shapes on "
-            "(the default), is the service name right, and did the window see calls? (tail sampling: see "
-            "docs/contract.md for the policy that keeps every shape)"
+            f"no recorded tool-call shapes in {where}: shapes are recorded only where the servers turn them on "
+            "(off by default: instrument(record_shapes=True), or OTEL_PYTHON_MCP_RECORD_SHAPES=true for zero-code); "
+            "is it on, is the service name right, and did the window see calls? (tail sampling: docs/contract.md "
+            "has the policy that keeps every shape)"
         )
     findings = replay(corpus, wanted)
     elapsed = time.perf_counter() - started
@@ -209,10 +210,11 @@ def main_replay(
     undecided = len(findings) - failures
     tools = {s.tool for s in corpus.shapes.values()}
     calls = sum(s.calls for s in corpus.shapes.values() if s.direction == "input")
+    shapes = sum(1 for s in corpus.shapes.values() if s.direction == "input")
+    fingerprints = len({(s.tool, s.fingerprint) for s in corpus.shapes.values()})
     summary = (
-        f"replayed {sum(1 for s in corpus.shapes.values() if s.direction == 'input')} argument shapes and "
-        f"{_plural(len({(s.tool, s.fingerprint) for s in corpus.shapes.values()}), 'schema fingerprint')} of {len(tools)} "
-        f"tool{'s' if len(tools) != 1 else ''} ({calls} calls, {where}) against {candidate} in {elapsed:.2f}s: "
+        f"replayed {_plural(shapes, 'argument shape')} and {_plural(fingerprints, 'schema fingerprint')} of "
+        f"{_plural(len(tools), 'tool')} ({_plural(calls, 'call')}, {where}) against {candidate} in {elapsed:.2f}s: "
         f"{failures} would fail, {undecided} undecided"
     )
     lines.append(summary)
