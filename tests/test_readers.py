@@ -221,6 +221,14 @@ def test_a_huge_file_is_read_a_line_at_a_time(tmp_path: Path, candidate: str):
     assert int(peak.split()[1]) < 160_000, peak  # KiB: the interpreter and one line, not the file (over 400 MB)
 
 
+def test_no_shapes_says_they_are_off_by_default_and_how_to_turn_them_on(tmp_path: Path, candidate: str):
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(otlp({"name": "GET /"})) + "\n")
+    line = mcpobs("contract", "replay", candidate, "--from", str(path)).one_line("contract replay")
+    assert "(the default)" not in line  # it said so before; the corpus is off by default
+    assert "off by default: instrument(record_shapes=True), or OTEL_PYTHON_MCP_RECORD_SHAPES=true" in line
+
+
 def test_jaeger_answering_a_list(store: Store):
     store.answer("/api/traces", [1])
     line = show(store, "--no-metrics").one_line("show")
