@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from backends import stack
+from backends import Stack, stack
 from processes import free_port, interrupt, start, wait_for_port
 
 from mcpobs import semconv as S
@@ -116,23 +116,47 @@ class Walked:
     failures: subprocess.CompletedProcess[str]  # `show --failures`
 
 
-def walk(tmp_path: Path, doc: Page, outcomes: tuple[str, ...]) -> Walked:
-    """Run the page; what `show` printed once the joined tree and the counts were there."""
-    work = tmp_path / "reader"
+def reader_shell(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The reader's folder, and their shell's environment: `python` on PATH is this interpreter, a
+    `sitecustomize` gives `MCPServer.run` the port in WALK_PORT, and none of our OTEL_* variables."""
+    work, shims = tmp_path / "reader", tmp_path / "shims"
     work.mkdir()
-    shims = tmp_path / "shims"
     shims.mkdir()
     (shims / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # a symlink would lose the venv
     (shims / "python").chmod(0o755)
     (shims / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "FASTMCP_", "JAEGER_"))}
+    base.update(
+        PATH=f"{shims}{os.pathsep}{base.get('PATH', '')}",
+        PYTHONPATH=os.pathsep.join([str(shims), base.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        PYTHONUNBUFFERED="1",
+    )
+    return work, base
+
+
+def on_the_stack(backends: Stack, code: str) -> str:
+    """A page's code with its addresses (OTLP 4318, Prometheus 9090, Jaeger's query 16686) the stack's."""
+    jaeger_otlp = backends.otlp_traces.removeprefix("http://").removesuffix("/v1/traces")
+    code = code.replace("127.0.0.1:4318", jaeger_otlp)
+    code = code.replace("127.0.0.1:9090", backends.prometheus.url.removeprefix("http://"))
+    return code.replace("http://127.0.0.1:16686", backends.jaeger.url)
+
+
+def serving(serve: str, work: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """The page's serve block run by bash in the reader's folder, what it says in `log`."""
+    with log.open("w") as out:
+        return start(["bash", "-c", serve], cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def walk(tmp_path: Path, doc: Page, outcomes: tuple[str, ...]) -> Walked:
+    """Run the page; what `show` printed once the joined tree and the counts were there."""
+    work, base = reader_shell(tmp_path)
     port = free_port()
     timings: dict[str, float] = {}
     with stack(tmp_path) as backends:
-        jaeger_otlp = backends.otlp_traces.removeprefix("http://").removesuffix("/v1/traces")
-        prometheus = backends.prometheus.url.removeprefix("http://")
 
         def addresses(code: str) -> str:
-            return code.replace("127.0.0.1:4318", jaeger_otlp).replace("127.0.0.1:9090", prometheus)
+            return on_the_stack(backends, code)
 
         serve = addresses(doc.serve)
         server_file = script_name(serve)
@@ -141,12 +165,6 @@ def walk(tmp_path: Path, doc: Page, outcomes: tuple[str, ...]) -> Walked:
         for line in clients:
             (work / script_name(line)).write_text(doc.client.replace("127.0.0.1:8000", f"127.0.0.1:{port}"))
         exported = dict(re.findall(r"^export (\w+)=(\S+)", serve, re.M))
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "FASTMCP_", "JAEGER_"))}
-        base.update(
-            PATH=f"{shims}{os.pathsep}{base.get('PATH', '')}",
-            PYTHONPATH=os.pathsep.join([str(shims), base.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-            PYTHONUNBUFFERED="1",
-        )
         shell = {**base, **exported, "JAEGER_QUERY_HTTP": backends.jaeger.url.removeprefix("http://")}
 
         def bash(code: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -156,14 +174,7 @@ def walk(tmp_path: Path, doc: Page, outcomes: tuple[str, ...]) -> Walked:
 
         log = tmp_path / "server.log"
         began = time.monotonic()
-        with log.open("w") as out:
-            server = start(
-                ["bash", "-c", serve],
-                cwd=work,
-                env={**base, "WALK_PORT": str(port), "FASTMCP_PORT": str(port)},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        server = serving(serve, work, {**base, "WALK_PORT": str(port), "FASTMCP_PORT": str(port)}, log)
         try:
             wait_for_port(port, server, "the page's server", timeout=60)
             for line in clients:
@@ -261,32 +272,18 @@ def test_the_replay_section_as_written_against_getting_starteds_server(tmp_path:
     shell fails on it too; the YAML job runs the very command the shell block does."""
     started, section = page("getting-started.md"), replay_section()
     assert section.ci_yaml_run in section.ci_shell
-    work, shims = tmp_path / "reader", tmp_path / "shims"
-    work.mkdir()
-    shims.mkdir()
-    (shims / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    (shims / "python").chmod(0o755)
-    (shims / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    work, base = reader_shell(tmp_path)
     port = free_port()
     (work / "server.py").write_text(started.server)
     (work / "client.py").write_text(started.client.replace("127.0.0.1:8000", f"127.0.0.1:{port}"))
     timings: dict[str, float] = {}
     with stack(tmp_path) as backends:
-        jaeger_otlp = backends.otlp_traces.removeprefix("http://").removesuffix("/v1/traces")
-        prometheus = backends.prometheus.url.removeprefix("http://")
 
         def addresses(code: str) -> str:
-            code = code.replace("127.0.0.1:4318", jaeger_otlp).replace("127.0.0.1:9090", prometheus)
-            return code.replace("http://127.0.0.1:16686", backends.jaeger.url)
+            return on_the_stack(backends, code)
 
         serve = addresses(section.serve)
         exported = dict(re.findall(r"^export (\w+)=(\S+)", serve, re.M))
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "FASTMCP_", "JAEGER_"))}
-        base.update(
-            PATH=f"{shims}{os.pathsep}{base.get('PATH', '')}",
-            PYTHONPATH=os.pathsep.join([str(shims), base.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-            PYTHONUNBUFFERED="1",
-        )
 
         def bash(code: str, **env: str) -> tuple[subprocess.CompletedProcess[str], float]:
             began = time.monotonic()
@@ -295,16 +292,8 @@ def test_the_replay_section_as_written_against_getting_starteds_server(tmp_path:
             )
             return done, time.monotonic() - began
 
-        log = tmp_path / "server.log"
         began = time.monotonic()
-        with log.open("w") as out:
-            server = start(
-                ["bash", "-c", serve],
-                cwd=work,
-                env={**base, "WALK_PORT": str(port)},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        server = serving(serve, work, {**base, "WALK_PORT": str(port)}, tmp_path / "server.log")
         try:
             wait_for_port(port, server, "getting-started's server", timeout=60)
             called, _ = bash("python client.py", **{**exported, "OTEL_SERVICE_NAME": "shop-client"})

@@ -1,4 +1,5 @@
-"""A candidate server named `module:attribute`, listed without running it and without its telemetry.
+"""The tools a release offers, from its URL or its `module:attribute`: the latter listed without running
+it and without its telemetry.
 
 `contract snapshot`, `diff` and `replay` need the tools a release offers. Importing its module in
 this process would run whatever the module runs when imported: a `mcp.run(...)` at module level
@@ -24,6 +25,7 @@ So the module is imported, and its tools listed, in a child process:
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import json
 import os
@@ -35,6 +37,7 @@ from typing import Any, cast
 
 from mcpobs._cli import CommandError
 from mcpobs._cli.render import printable
+from mcpobs._core.contract import contract_fingerprint, schema_fingerprint, wire_tool
 
 BUDGET_S = 60.0
 """How long importing a candidate and listing its tools may take."""
@@ -48,7 +51,7 @@ QUIET = {
 GUARD = 'if __name__ == "__main__":'
 
 
-def snapshot(target: str) -> dict[str, Any]:
+def listed(target: str) -> dict[str, Any]:
     """The tools of the server `target` names (``module:attribute``), listed in a child process."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_EXPORTER_")} | QUIET
     env["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)  # found where this process finds it
@@ -93,6 +96,69 @@ def _answer(out: bytes) -> dict[str, Any] | None:
     return cast(dict[str, Any], answer) if isinstance(answer, dict) else None
 
 
+# -- in this process (a URL; and, in the child, the module) -------------------------------------
+
+
+async def snapshot(target: Any) -> dict[str, Any]:
+    """The tools a server offers: `target` is a URL, a server, or `module:attribute` naming one (imported
+    here: the command line lists a module's server in a child process, `listed`)."""
+    from mcp import Client
+
+    source: Any = loaded(target) if isinstance(target, str) and "://" not in target else target
+    async with Client(source) as client:
+        listing = await client.list_tools()
+    tools = [wire_tool(t) for t in listing.tools]
+    for tool in tools:
+        tool["schemaFingerprint"] = schema_fingerprint(tool.get("inputSchema"), tool.get("outputSchema"))
+        tool["contractFingerprint"] = contract_fingerprint(tool)
+    return {"tools": tools}
+
+
+def built(module: Any, attribute: str) -> Any:
+    """The server `attribute` names in `module` (dotted), called first when it is a factory."""
+    value: Any = module
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    return value() if callable(value) and not hasattr(value, "middleware") else value
+
+
+def check_target(target: str) -> None:
+    """A `CommandError` for what is no module:attribute at all, before any process is started."""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise CommandError(
+            f"{target!r} is neither a snapshot file nor a server: name a server as module:attribute "
+            "(e.g. shop.server:mcp, looked up from the current directory) or give its URL (http://...)"
+        )
+
+
+def loaded(target: str) -> Any:
+    """The server `target` (module:attribute) names, imported in this process; a `CommandError` when it cannot be."""
+    check_target(target)
+    module_name, _, attribute = target.partition(":")
+    try:
+        return built(importlib.import_module(module_name), attribute)
+    except ModuleNotFoundError as exc:
+        raise CommandError(
+            f"cannot import {exc.name or module_name!r} (for {target}): run from the folder that holds it, or put it on PYTHONPATH"
+        ) from exc
+    except AttributeError as exc:
+        raise CommandError(f"{target}: module {module_name!r} has no {attribute!r}") from exc
+    except Exception as exc:
+        raise CommandError(f"{target}: importing or building the server failed: {reason(exc)}") from exc
+
+
+def reason(exc: BaseException) -> str:
+    """The innermost cause of `exc` in a few words (task groups wrap connection errors in groups)."""
+    inner = _first_leaf(exc)
+    return f"{type(inner).__name__}: {inner}" if str(inner) else type(inner).__name__
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    inner: tuple[BaseException, ...] = getattr(exc, "exceptions", ())
+    return _first_leaf(inner[0]) if issubclass(type(exc), BaseExceptionGroup) and inner else exc
+
+
 # -- in the child ------------------------------------------------------------------------------
 
 
@@ -110,8 +176,6 @@ def _refuse_serving(module_name: str, attribute: str) -> None:
     import asyncio
 
     import anyio
-
-    from mcpobs._cli.contract_diff import built
 
     resolving = False
 
@@ -146,15 +210,13 @@ def _listed(target: str) -> dict[str, Any]:
     import anyio
     from opentelemetry.instrumentation.utils import suppress_instrumentation
 
-    from mcpobs._cli import contract_diff
-
     module_name, _, attribute = target.partition(":")
     run = anyio.run
     _refuse_serving(module_name, attribute)
     note = None
     with suppress_instrumentation():
         try:
-            server = contract_diff.loaded(target)
+            server = loaded(target)
         except _Served as served:
             if served.server is None:
                 return {
@@ -169,9 +231,9 @@ def _listed(target: str) -> dict[str, Any]:
         except CommandError as error:
             return {"error": str(error)}
         try:
-            listing = run(contract_diff.snapshot, server)
+            listing = run(snapshot, server)
         except Exception as exc:
-            return {"error": f"could not list the tools of the server {target}: {contract_diff.reason(exc)}"}
+            return {"error": f"could not list the tools of the server {target}: {reason(exc)}"}
     return {"snapshot": listing, "note": note}
 
 

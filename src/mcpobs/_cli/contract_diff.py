@@ -19,15 +19,14 @@ base protocol requires.
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from mcpobs._cli import CommandError, schemas
+from mcpobs._cli import CommandError, candidate, schemas
+from mcpobs._cli.candidate import check_target, reason, snapshot
 from mcpobs._cli.schemas import Verdict
-from mcpobs._core.contract import contract_fingerprint, schema_fingerprint, wire_tool
 
 _ORDER = {"breaking": 0, "additive": 1, "safe": 2}
 
@@ -40,32 +39,6 @@ class Change:
 
     def __str__(self) -> str:
         return f"{self.verdict}: {self.tool}: {self.what}"
-
-
-# -- snapshot --------------------------------------------------------------------------------
-
-
-async def snapshot(target: Any) -> dict[str, Any]:
-    """The tools a server offers: `target` is a URL, a server, or `module:attribute` naming one (imported
-    here: the command line lists a module's server in a child process, `candidate.snapshot`)."""
-    from mcp import Client
-
-    source: Any = loaded(target) if isinstance(target, str) and "://" not in target else target
-    async with Client(source) as client:
-        listing = await client.list_tools()
-    tools = [wire_tool(t) for t in listing.tools]
-    for tool in tools:
-        tool["schemaFingerprint"] = schema_fingerprint(tool.get("inputSchema"), tool.get("outputSchema"))
-        tool["contractFingerprint"] = contract_fingerprint(tool)
-    return {"tools": tools}
-
-
-def built(module: Any, attribute: str) -> Any:
-    """The server `attribute` names in `module` (dotted), called first when it is a factory."""
-    value: Any = module
-    for part in attribute.split("."):
-        value = getattr(value, part)
-    return value() if callable(value) and not hasattr(value, "middleware") else value
 
 
 # -- diff ------------------------------------------------------------------------------------
@@ -125,11 +98,9 @@ def main_diff(old: str, new: str) -> tuple[str, int]:
 def _snapshot_of(target: str) -> dict[str, Any]:
     import anyio
 
-    from mcpobs._cli import candidate
-
     if "://" not in target:
         check_target(target)
-        return candidate.snapshot(target)
+        return candidate.listed(target)
     try:
         return anyio.run(snapshot, target)
     except CommandError:
@@ -137,32 +108,6 @@ def _snapshot_of(target: str) -> dict[str, Any]:
     except Exception as exc:
         where = f"the server at {target}" if "://" in target else f"the server {target}"
         raise CommandError(f"could not list the tools of {where}: {reason(exc)}") from exc
-
-
-def check_target(target: str) -> None:
-    """A `CommandError` for what is no module:attribute at all, before any process is started."""
-    module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
-        raise CommandError(
-            f"{target!r} is neither a snapshot file nor a server: name a server as module:attribute "
-            "(e.g. shop.server:mcp, looked up from the current directory) or give its URL (http://...)"
-        )
-
-
-def loaded(target: str) -> Any:
-    """The server `target` (module:attribute) names, imported in this process; a `CommandError` when it cannot be."""
-    check_target(target)
-    module_name, _, attribute = target.partition(":")
-    try:
-        return built(importlib.import_module(module_name), attribute)
-    except ModuleNotFoundError as exc:
-        raise CommandError(
-            f"cannot import {exc.name or module_name!r} (for {target}): run from the folder that holds it, or put it on PYTHONPATH"
-        ) from exc
-    except AttributeError as exc:
-        raise CommandError(f"{target}: module {module_name!r} has no {attribute!r}") from exc
-    except Exception as exc:
-        raise CommandError(f"{target}: importing or building the server failed: {reason(exc)}") from exc
 
 
 def _read(argument: str) -> Mapping[str, Any]:
@@ -190,14 +135,3 @@ def _read(argument: str) -> Mapping[str, Any]:
 
 def _is_tool(value: object) -> bool:
     return isinstance(value, dict) and isinstance(cast(dict[str, object], value).get("name"), str)
-
-
-def reason(exc: BaseException) -> str:
-    """The innermost cause of `exc` in a few words (task groups wrap connection errors in groups)."""
-    inner = _first_leaf(exc)
-    return f"{type(inner).__name__}: {inner}" if str(inner) else type(inner).__name__
-
-
-def _first_leaf(exc: BaseException) -> BaseException:
-    inner: tuple[BaseException, ...] = getattr(exc, "exceptions", ())
-    return _first_leaf(inner[0]) if issubclass(type(exc), BaseExceptionGroup) and inner else exc

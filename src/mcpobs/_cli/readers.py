@@ -49,8 +49,7 @@ def base_url(address: str) -> str:
 
 def jaeger_base() -> str:
     """The Jaeger query address: ``JAEGER_QUERY_HTTP`` (as scripts/stack reads it), else the default."""
-    address = os.environ.get("JAEGER_QUERY_HTTP", "").strip() or DEFAULT_JAEGER
-    return address if "://" in address else f"http://{address}"
+    return base_url(os.environ.get("JAEGER_QUERY_HTTP", "").strip() or DEFAULT_JAEGER)
 
 
 def prometheus_base(env: Mapping[str, str]) -> str:
@@ -60,8 +59,7 @@ def prometheus_base(env: Mapping[str, str]) -> str:
     endpoint = env.get(OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, "").strip()
     if endpoint.endswith(PROMETHEUS_OTLP):
         return endpoint.removesuffix(PROMETHEUS_OTLP)
-    address = env.get("PROMETHEUS_LISTEN", "").strip() or DEFAULT_PROMETHEUS
-    return address if "://" in address else f"http://{address}"
+    return base_url(env.get("PROMETHEUS_LISTEN", "").strip() or DEFAULT_PROMETHEUS)
 
 
 def service_name() -> str:
