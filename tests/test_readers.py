@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -210,15 +211,19 @@ def test_a_huge_file_is_read_a_line_at_a_time(tmp_path: Path, candidate: str):
         "finally:\n"
         "    print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
     )
+    clean = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}  # nothing earlier tests set
     done = subprocess.run(
         [sys.executable, "-c", measure, "contract", "replay", candidate, "--from", str(path)],
         capture_output=True,
         text=True,
         timeout=120,
+        env=clean | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
     )
     said, peak = done.stderr.splitlines()
     assert done.returncode == 2 and "no recorded tool-call shapes" in said, done.stderr
-    assert int(peak.split()[1]) < 160_000, peak  # KiB: the interpreter and one line, not the file (over 400 MB)
+    # KiB. Alone, 78 MB here: the interpreter and one line. In the whole suite 240 MB was seen once; reading the
+    # whole file, as before, holds it twice (bytes and text): over 460 MB.
+    assert int(peak.split()[1]) < 300_000, peak
 
 
 def test_no_shapes_says_they_are_off_by_default_and_how_to_turn_them_on(tmp_path: Path, candidate: str):
