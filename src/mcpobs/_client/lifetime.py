@@ -30,7 +30,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         result = await wrapped(*args, **kwargs)
         with guarded("client session start"):
             _started[getattr(instance, I.CLIENT_SESSION.attribute)] = start
-            describe(instance)
+            describe(instance, telemetry.privacy)
         return result
 
     async def leave(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
