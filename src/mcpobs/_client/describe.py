@@ -43,7 +43,7 @@ def describe(client: Any, privacy: Privacy = DEFAULT) -> str | None:
         how = "pinned"  # the revision was given: nothing was sent to learn it
     capabilities = session.server_capabilities
     dumped: dict[str, Any] = capabilities.model_dump(exclude_none=True) if capabilities else {}
-    offered = sorted(k for k, v in dumped.items() if v is not None)
+    offered = [for_log(k) for k in sorted(dumped)[:16] if dumped[k] is not None]  # extra keys are the server's words
     remembered = memory.remembered(session)
     listing = remembered.listing if remembered is not None else None
     network = remembered.network.labels if remembered is not None and remembered.network is not None else {}

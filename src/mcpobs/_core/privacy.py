@@ -152,7 +152,12 @@ class Privacy:
     def name(self, value: object, limit: int | None = None) -> str | None:
         """A name or version as a peer sent it: `identifier` for a string, nothing for anything else
         (a tool name `{"x": "secret"}` is a caller's value, not a name)."""
-        return self.identifier(value, limit) if isinstance(value, str) else None
+        if not isinstance(value, str):
+            return None
+        bound = self._limit if limit is None else limit
+        if self._redact is None and type(value) is str and len(value) <= bound and value.isascii():
+            return value  # the common case, answered here: every request names its client
+        return self.text(value, bound)
 
     def message(self, value: object, limit: int | None = None) -> str | None:
         """An error text a caller, tool or peer wrote: None unless error messages are opted in."""

@@ -38,6 +38,7 @@ _EMPTY_META = "emptyMeta"
 
 _payloads: dict[tuple[Classification, bool], dict[str, Any]] = {}
 _NOTHING: Mapping[str, Any] = {}
+_ABSENT = object()
 
 
 def payload(cls: Classification, empty_meta: bool = False) -> dict[str, Any]:
@@ -62,13 +63,16 @@ def asked(ctx: Any) -> bool:
     (`ctx.meta` and the raw params' `_meta`, which the handler and the tool's `Context` read), so
     the server's own code sees the request as the client's host sent it."""
     meta = ctx.meta
-    if not meta or S.META_VERDICT_WANTED not in meta:
-        return False
-    wanted = meta[S.META_VERDICT_WANTED]
     if type(meta) is dict:  # built for this request by the SDK (`_extract_meta`): its own copy
-        del meta[S.META_VERDICT_WANTED]
+        wanted = cast("dict[str, object]", meta).pop(S.META_VERDICT_WANTED, _ABSENT)
+        if wanted is _ABSENT:
+            return False
         if not meta:
             ctx.meta = None  # what a request without `_meta` has
+    elif isinstance(meta, Mapping) and S.META_VERDICT_WANTED in meta:
+        wanted = cast("Mapping[str, object]", meta)[S.META_VERDICT_WANTED]
+    else:
+        return False
     params = ctx.params
     raw = cast("dict[str, Any]", params).get("_meta") if type(params) is dict else None
     if type(raw) is dict and S.META_VERDICT_WANTED in raw:

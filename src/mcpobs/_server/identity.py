@@ -43,8 +43,11 @@ def client_attributes(session: Any, telemetry: Telemetry, attrs: dict[str, Any])
     params = session.client_params
     info = params.client_info if params is not None else None
     if info is not None:
-        _named(attrs, telemetry, S.CLIENT_NAME, info.name)
-        _named(attrs, telemetry, S.CLIENT_VERSION, info.version)
+        name = telemetry.privacy.name  # every server span: no helper call in between
+        if (recorded := name(info.name)) is not None:
+            attrs[S.CLIENT_NAME] = recorded
+        if (recorded := name(info.version)) is not None:
+            attrs[S.CLIENT_VERSION] = recorded
 
 
 def _named(attrs: dict[str, Any], telemetry: Telemetry, attribute: str, value: object) -> None:
