@@ -204,7 +204,8 @@ def _after_fork_in_child() -> None:
         try:
             exporter._drop_connections()  # pyright: ignore[reportPrivateUsage]
         except Exception as exc:
-            logger.debug("mcpobs: an exporter's connections were not dropped after a fork: %r", exc)
+            # the type only: the message of a connection's failure can repeat its URL
+            logger.debug("mcpobs: an exporter's connections were not dropped after a fork (%s)", type(exc).__qualname__)
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
