@@ -108,6 +108,7 @@ __all__ = [
     "META_SCHEMA_FINGERPRINT",
     "META_SERVER_INFO",
     "META_VERDICT",
+    "META_VERDICT_WANTED",
     "METRICS",
     "MISSING_CLIENT_CAPABILITY",
     "MRTR_INPUT_METHODS",
@@ -176,6 +177,7 @@ __all__ = [
     "TOOL_SHAPE_RECORDER",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "USER_ID",
+    "VERDICT_VERSION",
     "AttributeSpec",
     "Boundary",
     "Instrument",
@@ -600,7 +602,14 @@ META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 META_VERDICT: Final = "dev.mcpobs/verdict"
 """`_meta` key in which a server running mcpobs tells the client how it classified a failed tool call:
 `{"outcome": ..., "boundary": ..., "errorType": ...}`, values of `Outcome`, `Boundary` and the
-registry's own error types only (no text anyone wrote); `instrument(send_verdict=False)` turns it off."""
+registry's own error types only (no text anyone wrote). Sent only to a client that asks
+(`META_VERDICT_WANTED`), which removes it before its host sees the result;
+`instrument(send_verdict=False)` on the server: never sent."""
+META_VERDICT_WANTED: Final = "dev.mcpobs/verdictWanted"
+"""`_meta` key of a tools/call request in which an instrumented client asks for the verdict: its value
+is `VERDICT_VERSION`. A server running mcpobs removes it before the server's own code sees the request."""
+VERDICT_VERSION: Final = 1
+"""The one value of `META_VERDICT_WANTED` a server answers (any other is not asked)."""
 
 # --- Events --------------------------------------------------------------------------------
 

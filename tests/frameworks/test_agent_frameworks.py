@@ -10,14 +10,26 @@ which pins an older OpenTelemetry, is in test_google_adk.py, in a venv of its ow
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from agreement import CALLS, SERVERS, Adapter, host_view, http_table, listed_as, outcomes, stdio_table
+from agreement import (
+    CALLS,
+    EXPECTED,
+    SERVERS,
+    Adapter,
+    host_view,
+    http_table,
+    listed_as,
+    outcomes,
+    server,
+    stdio_table,
+)
 from opentelemetry.trace import SpanKind
-from transports import serve_http
+from transports import serve_http, stdio_params
 
 from mcpobs import semconv as S
 
@@ -241,3 +253,85 @@ async def test_llama_index_on_a_silent_server_judges_from_what_its_earlier_sessi
         ("tools/call quote_refund", "client_error", "arguments"),
     ]
     assert sources == [None, None, None, "listing", "listing"]
+
+
+# -- what the host sees: the same with and without mcpobs on either side -------------------------
+
+
+def _serialized(result: Any) -> str:
+    """What the framework handed its host, as JSON: every field, and which were set."""
+    return json.dumps(
+        {
+            "all": result.model_dump(mode="json", by_alias=True),
+            "set": result.model_dump(mode="json", by_alias=True, exclude_unset=True),
+        }
+    )
+
+
+async def _returned(framework: str, target: Any) -> list[str]:
+    """The objects the framework's own call returns for each call, serialized."""
+    seen = await FRAMEWORKS[framework](target, [(name, arguments) for _, name, arguments in CALLS])
+    return [_serialized(each) for each in seen]
+
+
+def _mcpobs(options: dict[str, Any] | None) -> Any:
+    """`instrument(**options)` into in-memory exporters (None: mcpobs off); undone by `uninstrument()`."""
+    import mcpobs
+    from mcpobs.testing import capture
+
+    mcpobs.uninstrument()
+    return capture(**options) if options is not None else None
+
+
+RETURNING = ["openai-agents", "llama-index"]
+"""Frameworks whose call returns the SDK's `CallToolResult` whole to the host (and its model)."""
+
+
+@pytest.mark.parametrize("framework", RETURNING)
+async def test_a_framework_returns_the_same_result_over_http_with_mcpobs_on_neither_the_server_or_both(framework):
+    import mcpobs
+
+    seen: dict[str, list[str]] = {}
+    try:
+        for side, options in {"neither": None, "server only": {"clients": False}, "both": {}}.items():
+            _mcpobs(options)
+            with serve_http(server("mcpserver").streamable_http_app()) as base:
+                seen[side] = await _returned(framework, base + "/mcp")
+            mcpobs.uninstrument()
+    finally:
+        mcpobs.uninstrument()
+    for side in ("server only", "both"):
+        for (label, _, _), got, want in zip(CALLS, seen[side], seen["neither"], strict=True):
+            assert got == want, f"{framework}, mcpobs on {side}, {label}:\n{got}\nwithout mcpobs:\n{want}"
+
+
+@pytest.mark.parametrize("framework", RETURNING)
+async def test_a_framework_returns_the_same_result_over_stdio_whichever_side_runs_mcpobs(framework, tmp_path: Path):
+    """The server in its own process, with mcpobs or without (MCPOBS_TEST_PLAIN); the framework's
+    process with mcpobs or without."""
+    import mcpobs
+
+    seen: dict[tuple[bool, bool], list[str]] = {}
+    try:
+        for server_has in (False, True):
+            for client_has in (False, True):
+                telemetry = _mcpobs({} if client_has else None)
+                env = None if server_has else {"MCPOBS_TEST_PLAIN": "1"}
+                spans_file = tmp_path / f"spans-{server_has}-{client_has}.jsonl"
+                seen[(server_has, client_has)] = await _returned(framework, stdio_params(spans_file, env=env))
+                if server_has and client_has:  # the client still took the server's verdict
+                    calls = sorted(
+                        (s for s in telemetry.spans() if s.kind is SpanKind.CLIENT and s.name.startswith("tools/call")),
+                        key=lambda s: s.start_time,
+                    )
+                    assert [(s.attributes[S.OUTCOME], s.attributes.get(S.FAILURE_BOUNDARY)) for s in calls] == [
+                        EXPECTED[label] for label, _, _ in CALLS
+                    ]
+                mcpobs.uninstrument()
+    finally:
+        mcpobs.uninstrument()
+    want = seen[(False, False)]
+    assert all('"isError": true' in r for r in want[1:])  # the failures did fail
+    for (server_has, client_has), got in seen.items():
+        for (label, _, _), one, other in zip(CALLS, got, want, strict=True):
+            assert one == other, f"{framework}, server mcpobs {server_has}, client mcpobs {client_has}, {label}"

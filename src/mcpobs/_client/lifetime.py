@@ -38,7 +38,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
     async def enter(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         result = await wrapped(*args, **kwargs)
         with guarded("client session start"):
-            describe(instance)
+            describe(instance, telemetry.privacy)
         return result
 
     async def leave(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import weakref
 from typing import Any
-from urllib.parse import urlsplit
 
 from opentelemetry.trace import SpanContext
 
@@ -20,6 +19,7 @@ from mcpobs import semconv as S
 from mcpobs._client import catalog as _catalog
 from mcpobs._client.catalog import ServerCatalog
 from mcpobs._core import labels as _labels
+from mcpobs._core import uri as _uri
 from mcpobs._core.labels import Network
 
 MAX_LISTED = 4096
@@ -188,17 +188,16 @@ def fingerprints(memory: SessionMemory, name: object) -> tuple[str, str] | None:
 
 
 def connection_peer(server: object) -> dict[str, Any]:
-    """`server.address` and `server.port` of a URL a client was given, as given (none for anything else)."""
+    """`server.address` and `server.port` of a URL a client was given (none for anything else).
+
+    Read by `uri.address`: a user name or password in the URL, escaped or not, is never the address.
+    """
     if not isinstance(server, str):
         return {}
-    parts = urlsplit(server)
+    host, port = _uri.address(server)
     where: dict[str, Any] = {}
-    if parts.hostname:
-        where[S.SERVER_ADDRESS] = parts.hostname
-    try:
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    except ValueError:  # a port that is not a number: none
-        port = None
+    if host:
+        where[S.SERVER_ADDRESS] = host
     if port:
         where[S.SERVER_PORT] = port
     return where

@@ -25,6 +25,7 @@ from mcpobs._core import labels as _labels
 from mcpobs._core import model as _model
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
+from mcpobs._core.privacy import DEFAULT, Privacy
 
 
 class _Held:
@@ -52,8 +53,11 @@ def _held(session: Any) -> _Held:
     return held
 
 
-def stamped_release(result: Any, session: Any, held: _Held | None = None) -> str | None:
-    """The release that produced `result`: its `_meta` stamp, else what the handshake said."""
+def stamped_release(result: Any, session: Any, privacy: Privacy = DEFAULT, held: _Held | None = None) -> str | None:
+    """The release that produced `result`: its `_meta` stamp, else what the handshake said.
+
+    The server's own words: through the privacy step, then bounded as a label (`labels.release`).
+    """
     meta = getattr(result, "meta", None)
     # A plain dict is told apart before the abstract-class check (every result passes here).
     mapping = type(meta) is dict or isinstance(meta, Mapping)
@@ -70,18 +74,18 @@ def stamped_release(result: Any, session: Any, held: _Held | None = None) -> str
         if type(info) is dict or isinstance(info, Mapping)
         else getattr(info, "version", None)
     )
-    return _labels.release(S.SERVER_VERSION, version)
+    return _labels.release(S.SERVER_VERSION, privacy.name(version))
 
 
 def answered(
-    session: Any, method: str, key: tuple[Any, ...], span: Span, result: Any
+    session: Any, method: str, key: tuple[Any, ...], span: Span, result: Any, privacy: Privacy = DEFAULT
 ) -> tuple[tuple[Any, ...], dict[str, Any] | None]:
     """A call's label `key` with the releases folded in, and what its span should say of them
     (written with the outcome, in the span's one attribute batch). `result` None: no reply."""
     if session is None:
         return key, None
     held = _held(session)
-    server = stamped_release(result, session, held)
+    server = stamped_release(result, session, privacy, held)
     catalog = held.catalog if method == "tools/call" else None
     network = key[4]
     last = held.last
@@ -112,23 +116,26 @@ def answered(
     return key, attrs or None
 
 
-def absorb_listing(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """Wraps `ClientSession._absorb_tool_listing`, which every listing passes, a cache hit too.
+def patches(privacy: Privacy = DEFAULT) -> list[Patch]:
+    def absorb_listing(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession._absorb_tool_listing`, which every listing passes, a cache hit too.
 
-    A listing served from the SDK's response cache sends no request, so this is the one place
-    the client learns which release its catalog came from (the cached result keeps its stamp)
-    and which schemas it holds.
-    """
-    result = wrapped(*args, **kwargs)
-    with guarded("client catalog release"):
-        listed(instance, result)
-    return result
+        A listing served from the SDK's response cache sends no request, so this is the one place
+        the client learns which release its catalog came from (the cached result keeps its stamp)
+        and which schemas it holds.
+        """
+        result = wrapped(*args, **kwargs)
+        with guarded("client catalog release"):
+            listed(instance, result, privacy)
+        return result
+
+    return [Patch.of(I.TOOL_LISTING, absorb_listing)]
 
 
-def listed(session: Any, result: Any) -> None:
+def listed(session: Any, result: Any, privacy: Privacy = DEFAULT) -> None:
     """A tools/list result the session took: the release its catalog came from, and its schemas."""
     held = _held(session)
-    catalog = stamped_release(result, session, held)
+    catalog = stamped_release(result, session, privacy, held)
     if catalog is not None:
         held.catalog = _labels.release(S.CATALOG_RELEASE, catalog)
     memory.remember_listing(session, result)
@@ -138,7 +145,3 @@ def remember_server(session: Any, info: object) -> None:
     """What the server said of itself at the handshake, for a session that keeps none (mcp 1.x)."""
     if info is not None:
         _held(session).server_info = info
-
-
-def patches() -> list[Patch]:
-    return [Patch.of(I.TOOL_LISTING, absorb_listing)]

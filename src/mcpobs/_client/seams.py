@@ -55,8 +55,7 @@ class ClientSeams:
             except BaseException as exc:
                 held.failed(exc)
                 raise
-            held.replied(result)
-            return result
+            return held.replied(result)
         call = None
         try:  # one guard, not `guarded` around `try_open`'s own: this runs on every request
             request = args[0] if args else kwargs.get("request")
@@ -95,7 +94,7 @@ class ClientSeams:
             call.end(exc)
             raise
         calls.leave(tokens)
-        call.replied(result)
+        result = call.replied(result)
         call.end()
         return result
 
@@ -110,12 +109,13 @@ class ClientSeams:
             name = args[0] if args else kwargs.get("name")
             call = self.spans.open(instance, "tools/call", {"name": name}, None)
             call.asked = (name, args[1] if len(args) > 1 else kwargs.get("arguments"))
-            if call.fingerprints is not None:
-                kwargs = wire.with_fingerprint(kwargs, call.fingerprints[0])
+            fingerprints = call.fingerprints
+            kwargs, call.verdict_asked = wire.tool_call_meta(kwargs, fingerprints[0] if fingerprints else None)
             kwargs = _model.with_meta(kwargs)
-            settings = self.telemetry.settings
-            if settings.capture_content and call.span.is_recording():
-                call.span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, _content.sent_arguments(call.asked[1], settings))
+            if self.telemetry.settings.capture_content and call.span.is_recording():
+                captured = _content.sent_arguments(call.asked[1], self.telemetry.privacy)
+                if captured is not None:
+                    call.span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, captured)
         except Exception as exc:
             report("client call_tool span", exc)
         if call is None:
@@ -132,10 +132,9 @@ class ClientSeams:
             call.end(exc)
             raise
         calls.leave(tokens)
-        settings = self.telemetry.settings
-        if settings.capture_content and call.span.is_recording():
+        if self.telemetry.settings.capture_content and call.span.is_recording():
             with guarded("client tool result"):
-                captured = _content.received_result(result, settings)
+                captured = _content.received_result(result, self.telemetry.privacy)
                 if captured is not None:
                     call.span.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, captured)
         call.end()
@@ -294,5 +293,5 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         *http.patches(telemetry.settings),
         *bare.patches(telemetry),
         *lifetime.patches(telemetry),
-        *release.patches(),
+        *release.patches(telemetry.privacy),
     ]

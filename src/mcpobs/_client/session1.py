@@ -36,6 +36,7 @@ from mcpobs._core import sdk
 from mcpobs._core.guard import report
 from mcpobs._core.outcome import is_cancellation
 from mcpobs._core.patches import Patch
+from mcpobs._core.privacy import Privacy
 from mcpobs._core.telemetry import Telemetry
 from mcpobs.semconv import NETWORK_PROTOCOL_NAME
 
@@ -67,6 +68,7 @@ class Session1Seams:
         self.seams = ClientSeams(telemetry)
         self.spans = self.seams.spans
         self.baggage = telemetry.settings.send_baggage
+        self.privacy = telemetry.privacy
 
     async def send_request(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.send_request`: the span of one request, and its `_meta`."""
@@ -116,10 +118,10 @@ class Session1Seams:
             calls.leave(tokens)
         _unfile(filed, call)
         try:  # before the reply is recorded: an `initialize` span then says which release answered
-            _learned(instance, method, result)
+            _learned(instance, method, result, self.privacy)
         except Exception as exc:
             report("client handshake", exc)
-        call.replied(result)
+        result = call.replied(result)
         if own:
             call.end()
         return result
@@ -171,7 +173,7 @@ class Session1Seams:
             call.end(exc)
             raise
         calls.leave(tokens)
-        call.replied(result)
+        result = call.replied(result)
         call.end()
         return result
 
@@ -210,13 +212,13 @@ def _unfile(filed: InFlight | None, call: ClientCall) -> None:
         del filed[call.request_id]
 
 
-def _learned(session: Any, method: object, result: Any) -> None:
+def _learned(session: Any, method: object, result: Any, privacy: Privacy) -> None:
     """What a reply tells that a 1.x session keeps nowhere: the handshake's revision and server, a listing's release."""
     if method == "initialize":
         memory.remember_version(session, getattr(result, sdk.PROTOCOL_VERSION, None))
         release.remember_server(session, getattr(result, sdk.SERVER_INFO, None))
     elif method == "tools/list":
-        release.listed(session, result)
+        release.listed(session, result, privacy)
 
 
 def patches(telemetry: Telemetry) -> list[Patch]:

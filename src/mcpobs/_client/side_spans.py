@@ -94,8 +94,8 @@ class SideSpans:
             if session is not None:  # a span attribute only: never a label of the duration below
                 attrs[S.MCP_SESSION_ID] = session
             request_id = attributes.get(S.JSONRPC_REQUEST_ID)
-            if request_id is not None:
-                attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
+            if request_id is not None and (found := self.telemetry.privacy.identifier(request_id)) is not None:
+                attrs[S.JSONRPC_REQUEST_ID] = found
             if known in self.telemetry.settings.excluded_methods:  # no span; the current trace goes on
                 span = NonRecordingSpan(trace.get_current_span().get_span_context())
             else:
@@ -153,8 +153,8 @@ class SideSpans:
                 kind = SpanKind.SERVER
                 parent, links = asked_in(instance, getattr(ctx, "meta", None))
                 request_id = getattr(ctx, "request_id", None)
-                if request_id is not None:
-                    attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
+                if request_id is not None and (found := self.telemetry.privacy.identifier(request_id)) is not None:
+                    attrs[S.JSONRPC_REQUEST_ID] = found  # the server chose it: a string id is its text
                 version = bounded_version(getattr(instance, "protocol_version", None))
                 remembered = memory.remembered(instance)
                 key = (known, version, None, None, remembered.answering if remembered is not None else None)

@@ -72,7 +72,9 @@ class ClientSpans:
         if remembered is not None and remembered.peer is not None:
             attrs.update(remembered.peer)  # the address the metric labels bound to `_OTHER`
         if raw is not None and target_attr is not None and raw != bounded:
-            attrs[target_attr] = tel.bound(raw)  # the name as sent, when the label had to bound it
+            named = tel.privacy.name(raw)  # the name as sent, when the label had to bound it
+            if named is not None:
+                attrs[target_attr] = named
         if known == "resources/read" and params and isinstance(params.get("uri"), str):
             recorded = tel.privacy.uri(params["uri"])
             if recorded is not None:
