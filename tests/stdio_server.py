@@ -4,7 +4,8 @@ Run by the tests as a subprocess; stdout is the wire, so nothing else may write 
 With MCPOBS_TEST_METRICS=<path> it also writes its metric points there as JSON when it exits;
 with MCPOBS_TEST_BROKEN=1 the shop gains a resource whose handler crashes; with
 MCPOBS_TEST_SERVER=fastmcp it serves the FastMCP shop, with =lowlevel a lowlevel `Server`
-inside `async with stdio_server()`.
+inside `async with stdio_server()`. With MCPOBS_TEST_PLAIN=1 mcpobs is not instrumented at all
+(a server without mcpobs).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def main() -> None:
         reader = InMemoryMetricReader()
         options["meter_provider"] = MeterProvider(metric_readers=[reader])
         atexit.register(write_metrics, reader, metrics_file)
-    mcpobs.instrument(**options)
+    if not os.environ.get("MCPOBS_TEST_PLAIN"):
+        mcpobs.instrument(**options)
     framework = os.environ.get("MCPOBS_TEST_SERVER")
     if framework == "fastmcp":
         from fastmcp_shop import create_server as create_fastmcp

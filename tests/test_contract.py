@@ -276,6 +276,41 @@ async def test_snapshot_and_diff_from_the_command_line(tmp_path):
     assert "breaking: check_stock: output warehouses[].on_hand: removed" in changed.stdout.splitlines()
 
 
+class Category(BaseModel):
+    name: str
+    children: list[Category] = []  # a model that holds itself: its schema's $ref points back up
+
+
+class CategoryV2(BaseModel):
+    name: str
+    children: list[CategoryV2] = []
+    code: str = ""
+
+
+async def listed(server: MCPServer) -> dict[str, object]:
+    from mcpobs._core.contract import wire_tool
+
+    async with Client(server) as client:
+        return {"tools": [wire_tool(t) for t in (await client.list_tools()).tools]}
+
+
+async def test_diff_of_a_recursive_model_ends_and_sees_below_it():
+    """A pydantic model that holds itself made the schema walk recurse until RecursionError."""
+    old, new = MCPServer("catalog"), MCPServer("catalog")
+
+    @old.tool()
+    def count(root: Category) -> int:
+        return 1
+
+    @new.tool(name="count")
+    def count_coded(root: CategoryV2) -> int:
+        return 1
+
+    same = await listed(old)
+    assert diff(same, same) == []
+    assert [(c.verdict, c.what) for c in diff(same, await listed(new))] == [("additive", "input root.code: added")]
+
+
 async def test_the_session_line_and_stale_count_do_not_depend_on_sampling(caplog):
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor

@@ -56,8 +56,11 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "contract": (
         "snapshot a server's tools, diff two snapshots, or replay live calls against a release",
-        "What a release changes in the tools clients depend on: snapshot a server's tools as JSON, then diff two "
-        "snapshots to classify each change as breaking, additive or safe.",
+        "What a release changes in the tools clients depend on: snapshot a server's tools as JSON, diff two "
+        "snapshots to classify each change as breaking, additive or safe, or replay the calls clients made against "
+        "a release. A server named module:attribute is imported in a child process with OpenTelemetry off "
+        "(OTEL_SDK_DISABLED=true: nothing it records is exported), and a serve call it makes when imported "
+        "(mcp.run(...)) is refused: its server is listed, not run.",
     ),
 }
 
@@ -105,7 +108,11 @@ def _parser() -> argparse.ArgumentParser:
         help="print a server's tools as JSON",
         description="Prints the tools a server offers (as tools/list sends them, with their fingerprints) as JSON.",
     )
-    snap.add_argument("target", help="module:attribute naming a server (or a factory), or the server's URL")
+    snap.add_argument(
+        "target",
+        help="module:attribute naming a server (or a factory; imported in a child process, telemetry off, not "
+        "served), or the server's URL",
+    )
     compare = actions.add_parser(
         "diff",
         help="classify each change; exit status 1 when anything breaks",
@@ -128,7 +135,10 @@ def _replay_parser(actions: Any) -> None:
         description="Rebuilds the tool-call corpus (argument and result shapes, no values) from the spans "
         "instrumented servers recorded, in Jaeger or an OTLP JSON file, and checks each shape against the "
         "candidate's schemas. One line per (tool, field, reason) with its calls, client versions and an example "
-        "trace. Exit status 1 when a call would fail, 2 when an argument or the trace store cannot be used.",
+        "trace. Exit status 1 when a call would fail, 2 when an argument or the trace store cannot be used. "
+        "The servers must record shapes (off by default: instrument(record_shapes=True), or "
+        "OTEL_PYTHON_MCP_RECORD_SHAPES=true). A module:attribute candidate is imported in a child process with "
+        "OpenTelemetry off, and not served.",
     )
     replay.add_argument("candidate", help="a snapshot file, or a server (module:attribute or URL) to snapshot now")
     replay.add_argument("--jaeger", default=None, help="Jaeger's query address, e.g. http://127.0.0.1:16686")
@@ -147,6 +157,11 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return _run(args)
+    except BrokenPipeError:  # `| head` stopped reading: what it wanted was printed
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit would fail too
+        return 0
     except CommandError as error:
         print(
             f"mcpobs {args.command}{' ' + args.action if args.command == 'contract' else ''}: {error}", file=sys.stderr
@@ -160,7 +175,7 @@ def _run(args: Any) -> int:
 
         return run(sys.stdout)
     if args.command == "jaeger-url":
-        from mcpobs._cli.jaeger import service_name, traces_url
+        from mcpobs._cli.readers import service_name, traces_url
 
         print(traces_url(args.service or service_name(), args.operation, minutes=args.minutes, limit=args.limit))
         return 0

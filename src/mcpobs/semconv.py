@@ -35,7 +35,8 @@ from opentelemetry.semconv.attributes import http_attributes as _http
 from opentelemetry.semconv.attributes import network_attributes as _network
 from opentelemetry.semconv.attributes import server_attributes as _server
 from opentelemetry.semconv.attributes import service_attributes as _service
-from opentelemetry.semconv.schemas import Schemas
+
+from mcpobs._core.otel_releases import schema_url
 
 __all__ = [
     "ATTRIBUTES",
@@ -107,6 +108,7 @@ __all__ = [
     "META_SCHEMA_FINGERPRINT",
     "META_SERVER_INFO",
     "META_VERDICT",
+    "META_VERDICT_WANTED",
     "METRICS",
     "MISSING_CLIENT_CAPABILITY",
     "MRTR_INPUT_METHODS",
@@ -175,6 +177,7 @@ __all__ = [
     "TOOL_SHAPE_RECORDER",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "USER_ID",
+    "VERDICT_VERSION",
     "AttributeSpec",
     "Boundary",
     "Instrument",
@@ -203,8 +206,10 @@ CONVENTION_DOC_COMMIT: Final = "0393513c908bf895e7b3ec480a2c1eb073c584af"
 """The commit of ``docs/gen-ai/mcp.md`` the requirement levels in ``REQUIREMENTS`` were read from."""
 # The GenAI repository publishes no schema URL yet; v0.1.0 is built on core conventions
 # v1.45.0, which the package does not publish either. The tracer and meter carry the newest
-# schema the package does publish: a name that exists, that tools can resolve.
-SCHEMA_URL: Final = Schemas.V1_44_0.value
+# schema the package does publish (from 0.66b0): a name that exists, that tools can resolve.
+# With 0.65b0 installed (beside the SDK 1.44; its constants stop at 1.43.0) the URL is the same:
+# the names mcpobs imports are the same in both, and schema 1.44.0 renames none of them.
+SCHEMA_URL: Final = schema_url("1.44.0")
 
 INSTRUMENTATION_NAME: Final = "mcpobs"
 
@@ -597,7 +602,14 @@ META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 META_VERDICT: Final = "dev.mcpobs/verdict"
 """`_meta` key in which a server running mcpobs tells the client how it classified a failed tool call:
 `{"outcome": ..., "boundary": ..., "errorType": ...}`, values of `Outcome`, `Boundary` and the
-registry's own error types only (no text anyone wrote); `instrument(send_verdict=False)` turns it off."""
+registry's own error types only (no text anyone wrote). Sent only to a client that asks
+(`META_VERDICT_WANTED`), which removes it before its host sees the result;
+`instrument(send_verdict=False)` on the server: never sent."""
+META_VERDICT_WANTED: Final = "dev.mcpobs/verdictWanted"
+"""`_meta` key of a tools/call request in which an instrumented client asks for the verdict: its value
+is `VERDICT_VERSION`. A server running mcpobs removes it before the server's own code sees the request."""
+VERDICT_VERSION: Final = 1
+"""The one value of `META_VERDICT_WANTED` a server answers (any other is not asked)."""
 
 # --- Events --------------------------------------------------------------------------------
 
@@ -1222,7 +1234,8 @@ GENERAL_DEVIATIONS: Final = (
         "schema URL",
         f"The pinned conventions build on core conventions v1.45.0, which the "
         f"`opentelemetry-semantic-conventions` package does not publish yet; the tracer and meter carry "
-        f"`{SCHEMA_URL}`, the newest it does.",
+        f"`{SCHEMA_URL}`, the newest it does (from 0.66b0; with 0.65b0, whose schemas stop at 1.43.0, the "
+        f"same URL: no name mcpobs emits differs between them).",
     ),
     (
         "a refused server/discover probe is ok when the fallback succeeds",

@@ -173,8 +173,10 @@ def test_replay_from_jaeger_and_from_the_collector_file_names_what_would_fail(tm
         # the same verdict line from either source (the example trace may differ)
         assert done.stdout.split("; e.g. trace")[0] == outputs[candidate].split("; e.g. trace")[0]
 
-    dead, _ = replay("corpus_release:compatible", "--jaeger", f"http://127.0.0.1:{free_port()}", "--service", SERVICE)
-    assert dead.returncode == 2 and "cannot reach Jaeger" in dead.stderr, dead.stderr
+    port = free_port()
+    dead, _ = replay("corpus_release:compatible", "--jaeger", f"http://127.0.0.1:{port}", "--service", SERVICE)
+    said = f"nothing answers at http://127.0.0.1:{port} (Jaeger's query API: "  # as `show` says it
+    assert dead.returncode == 2 and said in dead.stderr and "--from" in dead.stderr, dead.stderr
     summary = {k: round(v, 2) for k, v in timings.items()}
     summary["replay_itself:closed"] = float(re.findall(r" in (\d+\.\d+)s: ", done.stdout)[0])
     record_property("replay_seconds", json.dumps(summary))

@@ -36,11 +36,15 @@ async def test_every_row_of_the_outcome_table(telemetry, host, transport):
     async with session_over(transport, create(host)) as session:
         await session.list_tools()
         await session.list_prompts()  # a lowlevel server's prompt names are learned from its listing, as on 2.x
-        results["ok"] = await session.call_tool("get_order_status", {"order_id": "O-1873"})
-        results["tool_error"] = await session.call_tool("get_order_status", {"order_id": "O-9999"})
-        results["crash"] = await session.call_tool("quote_refund", {"order_id": "O-1873", "amount_cents": -1})
-        results["unknown"] = await session.call_tool("billing__create_invoice", {})
-        results["arguments"] = await session.call_tool("quote_refund", {"order_id": "O-1873", "amount_cents": "lots"})
+        # Each call asks for the verdict, as an instrumented client does (the client here is not).
+        ask = {"meta": {S.META_VERDICT_WANTED: S.VERDICT_VERSION}}
+        results["ok"] = await session.call_tool("get_order_status", {"order_id": "O-1873"}, **ask)
+        results["tool_error"] = await session.call_tool("get_order_status", {"order_id": "O-9999"}, **ask)
+        results["crash"] = await session.call_tool("quote_refund", {"order_id": "O-1873", "amount_cents": -1}, **ask)
+        results["unknown"] = await session.call_tool("billing__create_invoice", {}, **ask)
+        results["arguments"] = await session.call_tool(
+            "quote_refund", {"order_id": "O-1873", "amount_cents": "lots"}, **ask
+        )
         await session.get_prompt("refund_reply", {"customer": "Ada"})
         with pytest.raises(McpError):
             await session.get_prompt("no_such_prompt", {})
@@ -119,7 +123,7 @@ async def test_every_row_of_the_outcome_table(telemetry, host, transport):
         == 1
     )
 
-    # The verdict: what the server decided travels back in the failed call's `_meta`.
+    # The verdict: what the server decided travels back in the failed call's `_meta`, as asked.
     verdicts = {k: (results[k].meta or {}).get(S.META_VERDICT) for k in results}
     assert verdicts["ok"] is None
     assert verdicts["tool_error"] == {"outcome": "tool_error", "boundary": "handler", "errorType": "tool_error"}

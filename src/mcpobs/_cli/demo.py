@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from mcpobs import semconv as S
 from mcpobs._cli import destinations, render
-from mcpobs._cli.jaeger import traces_url
+from mcpobs._cli.readers import traces_url
 from mcpobs._cli.serving import serve
 
 ORDERS = {"O-1873": "delivered", "O-2001": "shipped"}

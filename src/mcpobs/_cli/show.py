@@ -19,24 +19,16 @@ import json
 import os
 import re
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from opentelemetry.sdk.environment_variables import OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
-
 from mcpobs import semconv as S
-from mcpobs._cli import CommandError, render
-from mcpobs._cli.jaeger import query_base, service_name
+from mcpobs._cli import CommandError, readers, render
+from mcpobs._cli.readers import PROMETHEUS_OTLP, jaeger_base, prometheus_base, service_name
+from mcpobs._cli.render import printable
 
-DEFAULT_PROMETHEUS = "127.0.0.1:9090"
-"""Where `scripts/stack` serves Prometheus (``PROMETHEUS_LISTEN``)."""
-_PROMETHEUS_OTLP = "/api/v1/otlp/v1/metrics"
-_TIMEOUT = 10.0
 _AHEAD_S = 300
 """The query window ends this far ahead of now, so a clock slightly ahead still finds the newest traces."""
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -44,6 +36,15 @@ FAILED: frozenset[str] = frozenset(S.Outcome) - {S.Outcome.OK, S.Outcome.CANCELL
 """Outcomes `--failures` keeps: the tool's failures, the server's bugs and the caller's mistakes."""
 _METRICS = (S.SERVER_REQUESTS, S.SERVER_OPERATION_DURATION, S.CLIENT_REQUESTS, S.CLIENT_OPERATION_DURATION)
 _BY = (S.MCP_METHOD_NAME, S.GEN_AI_TOOL_NAME, S.OUTCOME, S.FAILURE_BOUNDARY)
+_JAEGER_FIX = (
+    "Start the backends with scripts/stack (or docker compose up), or pass --jaeger HOST:PORT "
+    "(or set JAEGER_QUERY_HTTP) where Jaeger's query API listens."
+)
+_PROMETHEUS_FIX = (
+    "Start the backends with scripts/stack (or docker compose up), pass --prometheus HOST:PORT, "
+    "or --no-metrics for the traces alone."
+)
+_SERVICES_SHOWN = 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,81 +94,20 @@ def seconds(since: str) -> int:
     return int(match[1]) * _UNITS[match[2]]
 
 
-def prometheus_base(env: Mapping[str, str]) -> str:
-    """Prometheus's address: from the metrics endpoint scripts/stack prints, else PROMETHEUS_LISTEN, else its default."""
-    endpoint = env.get(OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, "").strip()
-    if endpoint.endswith(_PROMETHEUS_OTLP):
-        return endpoint.removesuffix(_PROMETHEUS_OTLP)
-    address = env.get("PROMETHEUS_LISTEN", "").strip() or DEFAULT_PROMETHEUS
-    return address if "://" in address else f"http://{address}"
-
-
-def _base(address: str) -> str:
-    address = address.strip().rstrip("/")
-    return address if "://" in address else f"http://{address}"
-
-
 # --- Jaeger --------------------------------------------------------------------------------
-
-
-def spans_of(trace: Mapping[str, Any]) -> list[render.Span]:
-    """One trace of Jaeger's ``/api/traces`` answer as the renderer's spans."""
-    processes: Mapping[str, Any] = trace.get("processes") or {}
-    found: list[render.Span] = []
-    for span in trace.get("spans") or ():
-        tags = {t["key"]: t.get("value") for t in span.get("tags") or () if "key" in t}
-        parent = next(
-            (r.get("spanID") for r in span.get("references") or () if r.get("refType") == "CHILD_OF"),
-            None,
-        )
-        if parent is None and span.get("references"):
-            parent = span["references"][0].get("spanID")
-        process: Mapping[str, Any] = processes.get(str(span.get("processID")), {})
-        found.append(
-            render.Span(
-                span_id=str(span.get("spanID")),
-                parent_id=parent,
-                name=str(span.get("operationName", "")),
-                kind=str(tags.pop("span.kind", "internal")).upper(),
-                start_ns=int(span.get("startTime", 0)) * 1000,
-                duration_ns=int(span.get("duration", 0)) * 1000,
-                attributes=tags,
-                service=str(process.get("serviceName", "")),
-            )
-        )
-    return found
 
 
 def traces_of(answer: Mapping[str, Any]) -> list[Trace]:
     """Jaeger's ``/api/traces`` answer as traces, oldest first."""
-    traces = [Trace(str(t.get("traceID")), tuple(spans_of(t))) for t in answer.get("data") or ()]
-    return sorted((t for t in traces if t.spans), key=lambda t: t.start_ns)
+    return _traces(readers.jaeger_answer(answer))
 
 
-def _get_json(url: str, what: str, fix: str) -> Any:
-    """The JSON at `url`; a `CommandError` naming the address (not the whole query) when it cannot be had."""
-    where = urllib.parse.urlsplit(url)
-    address = f"{where.scheme}://{where.netloc}"
-    try:
-        with urllib.request.urlopen(url, timeout=_TIMEOUT) as response:
-            return json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        body = error.read().decode(errors="replace").strip().splitlines()
-        raise CommandError(
-            f"{what} at {address} answered HTTP {error.code}{': ' + body[0][:200] if body else ''}"
-        ) from None
-    except (OSError, ValueError) as error:
-        reason = getattr(error, "reason", error)
-        raise CommandError(f"nothing answers at {address} ({what}: {reason}). {fix}") from None
+def _traces(found: Iterable[tuple[str, list[render.Span]]]) -> list[Trace]:
+    """Traces with spans, oldest first."""
+    return sorted((Trace(trace_id, tuple(spans)) for trace_id, spans in found if spans), key=lambda t: t.start_ns)
 
 
-_JAEGER_FIX = (
-    "Start the backends with scripts/stack (or docker compose up), or pass --jaeger HOST:PORT "
-    "(or set JAEGER_QUERY_HTTP) where Jaeger's query API listens."
-)
-
-
-def fetch_traces(jaeger: str, service: str, window_s: int, limit: int, failures: bool) -> list[Trace]:
+def fetch_traces(jaeger: readers.Jaeger, service: str, window_s: int, limit: int, failures: bool) -> list[Trace]:
     """The newest `limit` traces of `service` in the window (with `failures`, only failed ones), oldest first."""
     now_us = int(time.time() * 1e6)
     params = {
@@ -181,8 +121,7 @@ def fetch_traces(jaeger: str, service: str, window_s: int, limit: int, failures:
         queries = [{**params, "tags": json.dumps({S.OUTCOME: outcome})} for outcome in sorted(FAILED)]
     found: dict[str, Trace] = {}
     for query in queries:
-        answer = _get_json(f"{jaeger}/api/traces?{urllib.parse.urlencode(query)}", "Jaeger's query API", _JAEGER_FIX)
-        for trace in traces_of(answer):
+        for trace in _traces(jaeger.traces(query)):
             found.setdefault(trace.trace_id, trace)
     traces = sorted(found.values(), key=lambda t: t.start_ns)
     if failures:
@@ -190,24 +129,7 @@ def fetch_traces(jaeger: str, service: str, window_s: int, limit: int, failures:
     return traces[-limit:]
 
 
-def known_services(jaeger: str) -> list[str]:
-    answer = _get_json(f"{jaeger}/api/services", "Jaeger's query API", _JAEGER_FIX)
-    return sorted(str(s) for s in answer.get("data") or ())
-
-
 # --- Prometheus ----------------------------------------------------------------------------
-
-
-def _query(prometheus: str, expr: str) -> list[dict[str, Any]]:
-    url = f"{prometheus}/api/v1/query?{urllib.parse.urlencode({'query': expr})}"
-    fix = (
-        "Start the backends with scripts/stack (or docker compose up), pass --prometheus HOST:PORT, "
-        "or --no-metrics for the traces alone."
-    )
-    answer = _get_json(url, "Prometheus", fix)
-    if answer.get("status") != "success":
-        raise CommandError(f"Prometheus refused {expr!r}: {answer.get('error', answer)}")
-    return answer["data"]["result"]
 
 
 def metric_query(name: str, service: str, window: str) -> str:
@@ -235,15 +157,13 @@ def metric_rows(results: Iterable[tuple[str, Sequence[Mapping[str, Any]], str]])
     return rows
 
 
-def fetch_metrics(prometheus: str, service: str, window: str) -> list[render.MetricRow]:
+def fetch_metrics(prometheus: readers.Prometheus, service: str, window: str) -> list[render.MetricRow]:
     answers: list[tuple[str, Sequence[Mapping[str, Any]], str]] = []
     for spec in _METRICS:
         name = S.prometheus_name(spec)
-        if spec.instrument == "histogram":
-            answers.append((spec.name, _query(prometheus, metric_query(f"{name}_count", service, window)), "count"))
-            answers.append((spec.name, _query(prometheus, metric_query(f"{name}_sum", service, window)), "sum"))
-        else:
-            answers.append((spec.name, _query(prometheus, metric_query(name, service, window)), "value"))
+        parts = (("_count", "count"), ("_sum", "sum")) if spec.instrument == "histogram" else (("", "value"),)
+        for suffix, which in parts:
+            answers.append((spec.name, prometheus.vector(metric_query(name + suffix, service, window)), which))
     return metric_rows(answers)
 
 
@@ -253,7 +173,8 @@ def fetch_metrics(prometheus: str, service: str, window: str) -> list[render.Met
 def write_traces(traces: Sequence[Trace], out: TextIO) -> None:
     for trace in traces:
         when = datetime.fromtimestamp(trace.start_ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S")
-        out.write(f"trace {trace.trace_id} {when} UTC  ({', '.join(trace.services)})\n")
+        services = ", ".join(printable(s, 80) for s in trace.services)
+        out.write(f"trace {printable(trace.trace_id, 64)} {when} UTC  ({services})\n")
         render.tree(trace.spans, out)
 
 
@@ -264,8 +185,8 @@ def run(args: argparse.Namespace, out: TextIO, env: Mapping[str, str] | None = N
     if args.limit < 1:
         raise CommandError(f"--limit {args.limit}: at least 1 trace")
     service = args.service or service_name()
-    jaeger = _base(args.jaeger) if args.jaeger else query_base()
-    prometheus = _base(args.prometheus) if args.prometheus else prometheus_base(env)
+    jaeger = readers.Jaeger(args.jaeger or jaeger_base(), _JAEGER_FIX)
+    prometheus = readers.Prometheus(args.prometheus or prometheus_base(env), _PROMETHEUS_FIX)
 
     traces = fetch_traces(jaeger, service, window_s, args.limit, args.failures)
     rows = [] if args.no_metrics else fetch_metrics(prometheus, service, window)
@@ -273,7 +194,7 @@ def run(args: argparse.Namespace, out: TextIO, env: Mapping[str, str] | None = N
         raise CommandError(_no_traces(jaeger, service, window, args.failures))
     which = "failed traces" if args.failures else "traces"
     out.write(
-        f"The newest {len(traces)} {which} of {service} in the last {window} (Jaeger at {jaeger}; newest last)\n"
+        f"The newest {len(traces)} {which} of {service} in the last {window} (Jaeger at {jaeger.base}; newest last)\n"
         f"(name, kind, duration, {S.OUTCOME}, key attributes):\n"
     )
     write_traces(traces, out)
@@ -282,7 +203,7 @@ def run(args: argparse.Namespace, out: TextIO, env: Mapping[str, str] | None = N
     if args.failures:
         rows = [r for r in rows if r.outcome in FAILED]
     out.write(
-        f"\nMetrics of job={service} in Prometheus at {prometheus} "
+        f"\nMetrics of job={service} in Prometheus at {prometheus.base} "
         f"(counter values since each process started, as last exported in the last {window}):\n"
     )
     if rows:
@@ -291,18 +212,22 @@ def run(args: argparse.Namespace, out: TextIO, env: Mapping[str, str] | None = N
         out.write(
             "  none yet: metrics are exported every OTEL_METRIC_EXPORT_INTERVAL ms (60000 unless set; scripts/stack "
             "prints 5000) and when the process exits; check OTEL_EXPORTER_OTLP_METRICS_ENDPOINT points at "
-            f"{prometheus}{_PROMETHEUS_OTLP}.\n"
+            f"{prometheus.base}{PROMETHEUS_OTLP}.\n"
         )
     return 0
 
 
-def _no_traces(jaeger: str, service: str, window: str, failures: bool) -> str:
+def _no_traces(jaeger: readers.Jaeger, service: str, window: str, failures: bool) -> str:
     if failures:
-        return f"no failed traces of {service} in the last {window} in Jaeger at {jaeger}; without --failures for all"
-    services = [s for s in known_services(jaeger) if s != "jaeger"]
+        return (
+            f"no failed traces of {service} in the last {window} in Jaeger at {jaeger.base}; without --failures for all"
+        )
+    services = [printable(s, 80) for s in jaeger.services() if s != "jaeger"]
+    if len(services) > _SERVICES_SHOWN:
+        services[_SERVICES_SHOWN:] = [f"{len(services) - _SERVICES_SHOWN} more"]
     has = f"it has traces of: {', '.join(services)}" if services else "it has no traces of any service yet"
     return (
-        f"no traces of service {service!r} in the last {window} in Jaeger at {jaeger} ({has}). Spans leave a "
+        f"no traces of service {service!r} in the last {window} in Jaeger at {jaeger.base} ({has}). Spans leave a "
         "process in batches every 5 s (and when it exits): wait a few seconds and run this again. If it stays "
         "empty, check that the program sets OTEL_SERVICE_NAME to this name and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT "
         "to this Jaeger's OTLP endpoint (docs/troubleshooting.md)."

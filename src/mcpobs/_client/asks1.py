@@ -59,8 +59,8 @@ def patches(telemetry: Telemetry) -> list[Patch]:
             if session_id is not None:  # a span attribute only, never a label
                 attrs[S.MCP_SESSION_ID] = session_id
             request_id = getattr(instance, I.SERVER1_NEXT_REQUEST_ID.attribute, None)  # the id it goes out with
-            if request_id is not None:
-                attrs[S.JSONRPC_REQUEST_ID] = telemetry.bound(request_id)
+            if request_id is not None and (found := telemetry.privacy.identifier(request_id)) is not None:
+                attrs[S.JSONRPC_REQUEST_ID] = found
             if known in telemetry.settings.excluded_methods:  # no span; the current trace goes on
                 span = NonRecordingSpan(trace.get_current_span().get_span_context())
             else:

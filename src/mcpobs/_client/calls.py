@@ -31,6 +31,7 @@ from mcpobs._client.names import ClientNames, listed
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
+from mcpobs._core import sdk
 from mcpobs._core import verdict as _verdict
 from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets
@@ -103,6 +104,7 @@ class ClientCall:
         "span",
         "start",
         "unlisted",
+        "verdict_asked",
     )
 
     def __init__(self, recorder: Recorder, session: Any, method: str, span: Span, labels_key: tuple[Any, ...]) -> None:
@@ -137,6 +139,8 @@ class ClientCall:
         """The tool name sent before the session listed it (tools/call only): see `_name_late`."""
         self.asked: tuple[object, object] | None = None
         """(name, arguments) a tools/call or prompts/get asked for: what a failure is judged by."""
+        self.verdict_asked = False
+        """mcpobs asked the server for its verdict on this tools/call: taken out of the result (`_core/verdict.py`)."""
 
     # -- what happened ------------------------------------------------------------------------
 
@@ -146,15 +150,21 @@ class ClientCall:
         if hook is not None and self.span.is_recording():
             _hooks.run("client_request_hook", hook, self.span, request)
 
-    def replied(self, result: Any) -> None:
-        """The request was answered; the span may stay open (e.g. while `call_tool` validates)."""
+    def replied(self, result: Any) -> Any:
+        """The request was answered; the span may stay open (e.g. while `call_tool` validates).
+
+        Returns the result for the host: the same, or without the verdict mcpobs asked for.
+        """
         span = self.span
         try:  # not `guarded`: this runs on every request, and a try costs nothing
             self.elapsed = time.perf_counter() - self.start
             self.cls = cls = classify.from_result(result)
             self._answered(result)
             if cls is classify.TOOL_ERROR:  # the wire cannot say which: the server's verdict, or the listing's
-                self.cls = self._judged(cls, _verdict.read(result))
+                verdict = None
+                if self.verdict_asked:
+                    verdict, result = _verdict.take(result)
+                self.cls = self._judged(cls, verdict)
             elif cls is _outcome.PENDING_INPUT and span.is_recording():
                 span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
             elif self.method == "tools/list":
@@ -168,6 +178,7 @@ class ClientCall:
         hook = self.recorder.response_hook
         if hook is not None and span.is_recording():
             _hooks.run("client_response_hook", hook, span, result)
+        return result
 
     def failed(self, exc: BaseException) -> None:
         """The request raised: no reply, or an error reply the SDK raised as `MCPError`."""
@@ -204,7 +215,9 @@ class ClientCall:
 
     def _answered(self, result: Any) -> None:
         """The release that answered (`result` None: none did), in the labels and on the span."""
-        self.labels_key, extra = release.answered(self.session, self.method, self.labels_key, self.span, result)
+        self.labels_key, extra = release.answered(
+            self.session, self.method, self.labels_key, self.span, result, self.recorder.telemetry.privacy
+        )
         if extra is not None:
             self.extra = extra
 
@@ -216,7 +229,7 @@ class ClientCall:
     def _handshake(self, result: Any) -> dict[str, Any]:
         """What a successful `initialize` tells: the revision settled on (and what its holder adds)."""
         attrs: dict[str, Any] = {
-            S.SESSION_NEGOTIATED_VERSION: bounded_version(getattr(result, "protocol_version", None))
+            S.SESSION_NEGOTIATED_VERSION: bounded_version(getattr(result, sdk.PROTOCOL_VERSION, None))
         }
         if self.holder is not None:
             self.holder.annotate(self, result, attrs)
@@ -276,7 +289,9 @@ class ClientCall:
         if span.is_recording():
             attrs: dict[str, Any] = self.extra or {}
             if self.request_id is not None:
-                attrs[S.JSONRPC_REQUEST_ID] = self.recorder.telemetry.bound(self.request_id)
+                request_id = self.recorder.telemetry.privacy.identifier(self.request_id)
+                if request_id is not None:
+                    attrs[S.JSONRPC_REQUEST_ID] = request_id
             if self.http_status is not None:
                 attrs[S.HTTP_RESPONSE_STATUS_CODE] = self.http_status
             if self.fingerprints is not None:  # what this client holds; the server says whether it is stale

@@ -23,6 +23,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any, cast
 
 from mcpobs import semconv as S
+from mcpobs._core import sdk
 from mcpobs._core.guard import report
 from mcpobs._core.outcome import Classification
 from mcpobs.semconv import Boundary, Outcome
@@ -109,8 +110,8 @@ def learn_tools(catalog: ServerCatalog, result: Any) -> None:
                 complete = False
                 continue
             _total += 1
-        tools[name] = getattr(tool, "input_schema", None)
-    if getattr(result, "next_cursor", None) is None:
+        tools[name] = getattr(tool, sdk.INPUT_SCHEMA, None)
+    if getattr(result, sdk.NEXT_CURSOR, None) is None:
         catalog.tools_complete = complete
     elif not complete:
         catalog.tools_complete = False
@@ -134,7 +135,7 @@ def learn_prompts(catalog: ServerCatalog, result: Any) -> None:
             a.name for a in getattr(prompt, "arguments", None) or () if getattr(a, "required", False) is True
         )
         prompts[name] = required
-    if getattr(result, "next_cursor", None) is None:
+    if getattr(result, sdk.NEXT_CURSOR, None) is None:
         catalog.prompts_complete = complete
     elif not complete:
         catalog.prompts_complete = False

@@ -25,12 +25,15 @@ from mcpobs._core.sdk import (
     InputRequiredResult,
     ProtocolError,
     UnexpectedClaimedResult,
+    tool_result_is_error,
 )
 from mcpobs.semconv import Boundary, Outcome
 
 CONNECTION_CLOSED = -32000
 """The SDK's code for a connection that closed under a request (the server process gone)."""
 REQUEST_CANCELLED = -32800
+CANCELLED_MESSAGE = "Request cancelled"
+"""A 1.x server's answer to `notifications/cancelled` (code 0): the caller gave the request up."""
 
 OUTPUT_VALIDATION = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, S.OUTPUT_VALIDATION)
 TIMED_OUT = Classification(Outcome.SERVER_ERROR, None, S.TIMEOUT, REQUEST_TIMEOUT, sample=False)
@@ -47,10 +50,10 @@ _FROM_CODE: dict[int, Classification] = {}
 
 def from_result(result: object) -> Classification:
     if type(result) is CallToolResult:  # most replies: told apart before the (slower) model-class checks
-        return TOOL_ERROR if result.is_error else _outcome.OK
+        return TOOL_ERROR if tool_result_is_error(result) else _outcome.OK
     if isinstance(result, InputRequiredResult):
         return _outcome.PENDING_INPUT
-    if isinstance(result, CallToolResult) and result.is_error:
+    if isinstance(result, CallToolResult) and tool_result_is_error(result):
         return TOOL_ERROR
     return _outcome.OK
 
@@ -121,13 +124,16 @@ def from_exception(
 ) -> Classification:
     """`status`: the HTTP error status the request got; `failure`: what its transport raised."""
     if _outcome.is_cancellation(exc):
-        # Cancelled because the transport under it failed (its task group tore down): an outage.
-        return _outcome.CANCELLED if failure is None else outage(failure)
+        # Cancelled because the transport under it failed (its task group tore down): an outage,
+        # or the HTTP status its POST got (mcp 1.x raises an error status in the transport's task).
+        if failure is None:
+            return _outcome.CANCELLED
+        return from_status(status, None) if status is not None else outage(failure)
     if isinstance(exc, ProtocolError):
         if status is not None:
             return from_status(status, exc.error.code)
         code = exc.error.code
-        if code == REQUEST_CANCELLED:
+        if code == REQUEST_CANCELLED or (code == 0 and exc.error.message == CANCELLED_MESSAGE):
             return _outcome.CANCELLED
         if code == CONNECTION_CLOSED and exc.error.message == "Connection closed":
             return GONE  # the SDK's own, raised locally: the server went away

@@ -14,17 +14,27 @@ from mcpobs import semconv as S
 from mcpobs._client import memory
 from mcpobs._core import inventory as I
 from mcpobs._core.names import bounded_version
+from mcpobs._core.privacy import DEFAULT, Privacy
+from mcpobs._core.text import for_log
 
 session_logger = logging.getLogger("mcpobs.session.client")
 
 
-def describe(client: Any) -> str | None:
-    """Log the line for an entered `Client`, and return it (None when there is no session)."""
+def describe(client: Any, privacy: Privacy = DEFAULT) -> str | None:
+    """Log the line for an entered `Client`, and return it (None when there is no session).
+
+    The server's name and version are its own words: through the privacy step, and written
+    on one line, bounded (`text.for_log`), so a server cannot forge a line or fill the log.
+    """
     session = getattr(client, I.CLIENT_SESSION.attribute, None)
     if session is None or not session_logger.isEnabledFor(logging.INFO):
         return None
     info = session.server_info
-    server = f"{info.name}/{info.version}" if info is not None else "?"
+    server = (
+        f"{for_log(privacy.name(info.name) or '?')}/{for_log(privacy.name(info.version) or '?')}"
+        if info is not None
+        else "?"
+    )
     if client.mode == "legacy":
         how = "initialize"
     elif client.mode == "auto":
@@ -33,7 +43,7 @@ def describe(client: Any) -> str | None:
         how = "pinned"  # the revision was given: nothing was sent to learn it
     capabilities = session.server_capabilities
     dumped: dict[str, Any] = capabilities.model_dump(exclude_none=True) if capabilities else {}
-    offered = sorted(k for k, v in dumped.items() if v is not None)
+    offered = [for_log(k) for k in sorted(dumped)[:16] if dumped[k] is not None]  # extra keys are the server's words
     remembered = memory.remembered(session)
     listing = remembered.listing if remembered is not None else None
     network = remembered.network.labels if remembered is not None and remembered.network is not None else {}
@@ -41,7 +51,7 @@ def describe(client: Any) -> str | None:
     line = (
         f"mcp client session server={server} protocol={bounded_version(session.protocol_version)} via={how} "
         f"tools={'?' if listing is None else len(listing)} capabilities={offered} "
-        f"transport={network.get(S.NETWORK_TRANSPORT, 'memory')}" + (f" address={where}" if where else "")
+        f"transport={network.get(S.NETWORK_TRANSPORT, 'memory')}" + (f" address={for_log(where)}" if where else "")
     )
     session_logger.info("%s", line)
     return line

@@ -138,7 +138,7 @@ class _Watched:
                 call.http_status = status
             network = call.labels_key[4]
             if network is not None and S.NETWORK_PROTOCOL_VERSION not in network.labels:
-                _learn_version(call, network, response)
+                learn_version(call, network, response)
         except Exception as exc:
             report("client HTTP status", exc)
         return response
@@ -147,7 +147,7 @@ class _Watched:
         return await self._cm.__aexit__(*exc_info)
 
 
-def _learn_version(call: calls.ClientCall, network: Network, response: Any) -> None:
+def learn_version(call: calls.ClientCall, network: Network, response: Any) -> None:
     """The HTTP version the server answered with, for a transport on the host's own HTTP client.
 
     Such a client may speak HTTP/1.1 or HTTP/2, so the session's labels start without a version;
@@ -168,26 +168,38 @@ def _learn_version(call: calls.ClientCall, network: Network, response: Any) -> N
         call.span.set_attribute(S.NETWORK_PROTOCOL_VERSION, version)
 
 
-def patches(settings: Settings) -> list[Patch]:
-    def transport_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
-        wrapped(*args, **kwargs)
-        collecting = _building.get()
-        if collecting is not None:
-            collecting.append(instance)
-            return
-        with guarded("bare client transport"):
-            url = getattr(instance, "url", None)
-            if isinstance(url, str):  # the host's own `streamable_http_client`: its HTTP client may speak any version
-                built(url, memory.connection_network(url, by_url=True), instance)
+def transport_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
+    """Wraps `StreamableHTTPTransport.__init__`: a transport for the `Client` being built, or the host's own."""
+    wrapped(*args, **kwargs)
+    collecting = _building.get()
+    if collecting is not None:
+        collecting.append(instance)
+        return
+    with guarded("bare client transport"):
+        url = getattr(instance, "url", None)
+        if isinstance(url, str):  # the host's own `streamable_http_client`: its HTTP client may speak any version
+            built(url, memory.connection_network(url, by_url=True), instance)
 
+
+def owner(transport: Any) -> SessionMemory | None:
+    """What is remembered of the session a transport carries (`own`)."""
+    return _owners.get(transport)
+
+
+def note_session_id(transport: Any, settings: Settings) -> None:
+    """The legacy session id the transport just learned, on its session (a span attribute, never a label)."""
+    memory = _owners.get(transport)
+    if memory is not None and transport.session_id is not None:
+        value = session_attribute(transport.session_id, settings)
+        if value is not None:
+            memory.session_id = value
+
+
+def patches(settings: Settings) -> list[Patch]:
     def session_id_from(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
         wrapped(*args, **kwargs)
         with guarded("client session id"):
-            memory = _owners.get(instance)
-            if memory is not None and instance.session_id is not None:
-                value = session_attribute(instance.session_id, settings)
-                if value is not None:
-                    memory.session_id = value
+            note_session_id(instance, settings)
 
     def stream_within_origin(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         cm = wrapped(*args, **kwargs)

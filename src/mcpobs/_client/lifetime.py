@@ -1,7 +1,12 @@
 """`mcp.client.session.duration`: one sample per `Client`, from entering it to leaving it.
 
-The cost is two wrappers per `Client`, none per request. A `Client` left with an exception
-(other than a cancellation) records its class as `error.type`.
+Its life starts when the `Client` starts building its session (`Client._build_session`,
+`began`), not in `Client.__aenter__`: a subclass may enter its own way without calling it
+(fast-agent-mcp's modern mode builds the session, sends `server/discover` and publishes the
+session itself), and still ends in `Client.__aexit__`. The cost is a few steps per `Client`,
+none per request. A `Client` left with an exception (other than a cancellation)
+records its class as `error.type`; one whose entering fails publishes no session and records
+nothing.
 """
 
 from __future__ import annotations
@@ -21,16 +26,19 @@ from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 
 _started: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
-"""Per entered `Client`'s `ClientSession` (a `Client` itself takes no weak reference): when it was entered."""
+"""Per `ClientSession` a `Client` built (a `Client` itself takes no weak reference): when it started building it."""
+
+
+def began(session: Any, start: float) -> None:
+    """A `Client` started building `session` at `start` (`perf_counter`), however it then enters it."""
+    _started[session] = start
 
 
 def patches(telemetry: Telemetry) -> list[Patch]:
     async def enter(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        start = time.perf_counter()
         result = await wrapped(*args, **kwargs)
         with guarded("client session start"):
-            _started[getattr(instance, I.CLIENT_SESSION.attribute)] = start
-            describe(instance)
+            describe(instance, telemetry.privacy)
         return result
 
     async def leave(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -55,8 +63,8 @@ def patches(telemetry: Telemetry) -> list[Patch]:
 
 def session_labels(session: Any, failure: object) -> dict[str, Any]:
     """The labels of a session's duration: its version, where its server is, and why it ended, if it failed."""
-    labels: dict[str, Any] = {S.MCP_PROTOCOL_VERSION: bounded_version(getattr(session, "protocol_version", None))}
     remembered = memory.remembered(session)
+    labels: dict[str, Any] = {S.MCP_PROTOCOL_VERSION: bounded_version(memory.version_of(session, remembered))}
     if remembered is not None and remembered.network is not None:
         labels.update(remembered.network.labels)
     if isinstance(failure, BaseException) and not is_cancellation(failure):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import weakref
 from typing import Any
-from urllib.parse import urlsplit
 
 from opentelemetry.trace import SpanContext
 
@@ -20,13 +19,24 @@ from mcpobs import semconv as S
 from mcpobs._client import catalog as _catalog
 from mcpobs._client.catalog import ServerCatalog
 from mcpobs._core import labels as _labels
+from mcpobs._core import uri as _uri
 from mcpobs._core.labels import Network
 
 MAX_LISTED = 4096
 
 
 class SessionMemory:
-    __slots__ = ("answering", "catalog", "handshake", "listing", "network", "peer", "session_id")
+    __slots__ = (
+        "answering",
+        "catalog",
+        "handshake",
+        "in_flight",
+        "listing",
+        "negotiated",
+        "network",
+        "peer",
+        "session_id",
+    )
 
     def __init__(self) -> None:
         self.network: Network | None = None
@@ -43,6 +53,21 @@ class SessionMemory:
         the schemas a failed call is judged by. The session's own when its server is not known."""
         self.handshake: SpanContext | None = None
         """The span of the session's last `initialize` or `server/discover`: what it negotiated."""
+        self.negotiated: str | None = None
+        """The revision the session's `initialize` settled on, for a session that keeps none itself (mcp 1.x)."""
+        self.in_flight: InFlight | None = None
+        """The session's requests sent and not yet answered, by JSON-RPC id, where its transport
+        reports each request's POST from a task of its own (mcp 1.x Streamable HTTP)."""
+
+
+class InFlight(dict[object, Any]):
+    """A session's requests in flight, by JSON-RPC id, and what tore its transport down, if anything."""
+
+    __slots__ = ("failure",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failure: BaseException | None = None
 
 
 _sessions: weakref.WeakKeyDictionary[Any, SessionMemory] = weakref.WeakKeyDictionary()
@@ -104,6 +129,28 @@ def remember_network(session: Any, network: Network, peer: dict[str, Any] | None
     return memory
 
 
+def version_of(session: Any, remembered: SessionMemory | None) -> object:
+    """The revision the session speaks: its own record (mcp 2.x), else what its handshake answered (1.x)."""
+    version = getattr(session, "protocol_version", None)
+    if version is None and remembered is not None:
+        return remembered.negotiated
+    return version
+
+
+def remember_version(session: Any, version: object) -> None:
+    """What a session that keeps no revision of its own (mcp 1.x) negotiated."""
+    if isinstance(version, str):
+        _memory(session).negotiated = version
+
+
+def in_flight(remembered: SessionMemory) -> InFlight:
+    """The session's requests in flight, by id (`SessionMemory.in_flight`), made on first use."""
+    found = remembered.in_flight
+    if found is None:
+        found = remembered.in_flight = InFlight()
+    return found
+
+
 def remember_handshake(session: Any, span_context: SpanContext) -> None:
     _memory(session).handshake = span_context
 
@@ -141,17 +188,16 @@ def fingerprints(memory: SessionMemory, name: object) -> tuple[str, str] | None:
 
 
 def connection_peer(server: object) -> dict[str, Any]:
-    """`server.address` and `server.port` of a URL a client was given, as given (none for anything else)."""
+    """`server.address` and `server.port` of a URL a client was given (none for anything else).
+
+    Read by `uri.address`: a user name or password in the URL, escaped or not, is never the address.
+    """
     if not isinstance(server, str):
         return {}
-    parts = urlsplit(server)
+    host, port = _uri.address(server)
     where: dict[str, Any] = {}
-    if parts.hostname:
-        where[S.SERVER_ADDRESS] = parts.hostname
-    try:
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    except ValueError:  # a port that is not a number: none
-        port = None
+    if host:
+        where[S.SERVER_ADDRESS] = host
     if port:
         where[S.SERVER_PORT] = port
     return where

@@ -25,17 +25,20 @@ from mcpobs._core import labels as _labels
 from mcpobs._core import model as _model
 from mcpobs._core.guard import guarded
 from mcpobs._core.patches import Patch
+from mcpobs._core.privacy import DEFAULT, Privacy
 
 
 class _Held:
     """Per session: its own client version, its catalog's release, and the last key it made."""
 
-    __slots__ = ("catalog", "client_version", "last")
+    __slots__ = ("catalog", "client_version", "last", "server_info")
 
     def __init__(self, session: Any) -> None:
         info = getattr(session, I.CLIENT_INFO.attribute, None)  # what the client sends
         self.client_version = _labels.release(S.CLIENT_VERSION, getattr(info, "version", None))
         self.catalog: str | None = None
+        self.server_info: object = None
+        """What the server said of itself at the handshake, for a session that keeps none (mcp 1.x)."""
         self.last: tuple[Any, ...] = ()
         """(network in, server release, catalog release, network out): most calls repeat the last."""
 
@@ -50,12 +53,17 @@ def _held(session: Any) -> _Held:
     return held
 
 
-def stamped_release(result: Any, session: Any) -> str | None:
-    """The release that produced `result`: its `_meta` stamp, else what the handshake said."""
+def stamped_release(result: Any, session: Any, privacy: Privacy = DEFAULT, held: _Held | None = None) -> str | None:
+    """The release that produced `result`: its `_meta` stamp, else what the handshake said.
+
+    The server's own words: through the privacy step, then bounded as a label (`labels.release`).
+    """
     meta = getattr(result, "meta", None)
     # A plain dict is told apart before the abstract-class check (every result passes here).
     mapping = type(meta) is dict or isinstance(meta, Mapping)
     info: object = cast("Mapping[str, object]", meta).get(S.META_SERVER_INFO) if mapping else None
+    if info is None and held is not None:
+        info = held.server_info
     if info is None:
         try:
             info = session.server_info
@@ -66,18 +74,18 @@ def stamped_release(result: Any, session: Any) -> str | None:
         if type(info) is dict or isinstance(info, Mapping)
         else getattr(info, "version", None)
     )
-    return _labels.release(S.SERVER_VERSION, version)
+    return _labels.release(S.SERVER_VERSION, privacy.name(version))
 
 
 def answered(
-    session: Any, method: str, key: tuple[Any, ...], span: Span, result: Any
+    session: Any, method: str, key: tuple[Any, ...], span: Span, result: Any, privacy: Privacy = DEFAULT
 ) -> tuple[tuple[Any, ...], dict[str, Any] | None]:
     """A call's label `key` with the releases folded in, and what its span should say of them
     (written with the outcome, in the span's one attribute batch). `result` None: no reply."""
     if session is None:
         return key, None
     held = _held(session)
-    server = stamped_release(result, session)
+    server = stamped_release(result, session, privacy, held)
     catalog = held.catalog if method == "tools/call" else None
     network = key[4]
     last = held.last
@@ -108,21 +116,32 @@ def answered(
     return key, attrs or None
 
 
-def absorb_listing(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """Wraps `ClientSession._absorb_tool_listing`, which every listing passes, a cache hit too.
+def patches(privacy: Privacy = DEFAULT) -> list[Patch]:
+    def absorb_listing(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `ClientSession._absorb_tool_listing`, which every listing passes, a cache hit too.
 
-    A listing served from the SDK's response cache sends no request, so this is the one place
-    the client learns which release its catalog came from (the cached result keeps its stamp)
-    and which schemas it holds.
-    """
-    result = wrapped(*args, **kwargs)
-    with guarded("client catalog release"):
-        catalog = stamped_release(result, instance)
-        if catalog is not None:
-            _held(instance).catalog = _labels.release(S.CATALOG_RELEASE, catalog)
-        memory.remember_listing(instance, result)
-    return result
+        A listing served from the SDK's response cache sends no request, so this is the one place
+        the client learns which release its catalog came from (the cached result keeps its stamp)
+        and which schemas it holds.
+        """
+        result = wrapped(*args, **kwargs)
+        with guarded("client catalog release"):
+            listed(instance, result, privacy)
+        return result
 
-
-def patches() -> list[Patch]:
     return [Patch.of(I.TOOL_LISTING, absorb_listing)]
+
+
+def listed(session: Any, result: Any, privacy: Privacy = DEFAULT) -> None:
+    """A tools/list result the session took: the release its catalog came from, and its schemas."""
+    held = _held(session)
+    catalog = stamped_release(result, session, privacy, held)
+    if catalog is not None:
+        held.catalog = _labels.release(S.CATALOG_RELEASE, catalog)
+    memory.remember_listing(session, result)
+
+
+def remember_server(session: Any, info: object) -> None:
+    """What the server said of itself at the handshake, for a session that keeps none (mcp 1.x)."""
+    if info is not None:
+        _held(session).server_info = info

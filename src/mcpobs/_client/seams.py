@@ -10,6 +10,7 @@ then takes that span over (`ClientCall.awaiting_send`) instead of opening anothe
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -54,8 +55,7 @@ class ClientSeams:
             except BaseException as exc:
                 held.failed(exc)
                 raise
-            held.replied(result)
-            return result
+            return held.replied(result)
         call = None
         try:  # one guard, not `guarded` around `try_open`'s own: this runs on every request
             request = args[0] if args else kwargs.get("request")
@@ -94,7 +94,7 @@ class ClientSeams:
             call.end(exc)
             raise
         calls.leave(tokens)
-        call.replied(result)
+        result = call.replied(result)
         call.end()
         return result
 
@@ -109,17 +109,18 @@ class ClientSeams:
             name = args[0] if args else kwargs.get("name")
             call = self.spans.open(instance, "tools/call", {"name": name}, None)
             call.asked = (name, args[1] if len(args) > 1 else kwargs.get("arguments"))
-            if call.fingerprints is not None:
-                kwargs = wire.with_fingerprint(kwargs, call.fingerprints[0])
+            fingerprints = call.fingerprints
+            kwargs, call.verdict_asked = wire.tool_call_meta(kwargs, fingerprints[0] if fingerprints else None)
             kwargs = _model.with_meta(kwargs)
-            settings = self.telemetry.settings
-            if settings.capture_content and call.span.is_recording():
-                call.span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, _content.sent_arguments(call.asked[1], settings))
+            if self.telemetry.settings.capture_content and call.span.is_recording():
+                captured = _content.sent_arguments(call.asked[1], self.telemetry.privacy)
+                if captured is not None:
+                    call.span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, captured)
         except Exception as exc:
             report("client call_tool span", exc)
         if call is None:
             return await wrapped(*args, **kwargs)
-        # `_holding` inlined: one coroutine frame fewer on every tool call
+        # `holding` inlined: one coroutine frame fewer on every tool call
         call.awaiting_send = True
         tokens = calls.enter(call)
         try:
@@ -131,10 +132,9 @@ class ClientSeams:
             call.end(exc)
             raise
         calls.leave(tokens)
-        settings = self.telemetry.settings
-        if settings.capture_content and call.span.is_recording():
+        if self.telemetry.settings.capture_content and call.span.is_recording():
             with guarded("client tool result"):
-                captured = _content.received_result(result, settings)
+                captured = _content.received_result(result, self.telemetry.privacy)
                 if captured is not None:
                     call.span.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, captured)
         call.end()
@@ -157,7 +157,7 @@ class ClientSeams:
             report("client initialize span", exc)
         if call is None:
             return await wrapped(*args, **kwargs)
-        result = await _holding(call, classify.unsupported_version, classify.UNSUPPORTED_VERSION, wrapped, args, kwargs)
+        result = await holding(call, classify.unsupported_version, classify.UNSUPPORTED_VERSION, wrapped, args, kwargs)
         call.end()
         return result
 
@@ -218,13 +218,15 @@ class ClientSeams:
         return wrapped(*args, **kwargs)
 
     async def build_session(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `Client._build_session`: learn where the session's server is, and its transport."""
+        """Wraps `Client._build_session`: learn where the session's server is, and its transport; its start."""
+        start = time.perf_counter()
         token = http.start_building()
         try:
             session = await wrapped(*args, **kwargs)
         finally:
             built = http.finish_building(token)
         with guarded("client connection attributes"):
+            lifetime.began(session, start)
             server = instance.server
             if not isinstance(server, str):  # a Client built on a transport object: HTTP, stdio, or else
                 server = http.url_of(built) or http.stdio_of(built) or server
@@ -233,7 +235,7 @@ class ClientSeams:
         return session
 
 
-async def _holding(
+async def holding(
     call: ClientCall,
     raised_after_reply: Callable[[Classification | None, BaseException], bool],
     instead: Classification,
@@ -291,5 +293,5 @@ def patches(telemetry: Telemetry) -> list[Patch]:
         *http.patches(telemetry.settings),
         *bare.patches(telemetry),
         *lifetime.patches(telemetry),
-        *release.patches(),
+        *release.patches(telemetry.privacy),
     ]

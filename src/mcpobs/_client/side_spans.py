@@ -7,7 +7,7 @@
   client before 2026-07-28, or a raw dispatcher call) is a CLIENT span on the sender.
 - The client answering the server (`dispatch_input_request`): INTERNAL under the anchor in a
   multi-round-trip operation, or a SERVER span (with `mcp.server.operation.duration`, as the
-  receiver of a request records it) parented by what the exchange proves (`_asked_in`).
+  receiver of a request records it) parented by what the exchange proves (`asked_in`).
 """
 
 from __future__ import annotations
@@ -94,8 +94,8 @@ class SideSpans:
             if session is not None:  # a span attribute only: never a label of the duration below
                 attrs[S.MCP_SESSION_ID] = session
             request_id = attributes.get(S.JSONRPC_REQUEST_ID)
-            if request_id is not None:
-                attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
+            if request_id is not None and (found := self.telemetry.privacy.identifier(request_id)) is not None:
+                attrs[S.JSONRPC_REQUEST_ID] = found
             if known in self.telemetry.settings.excluded_methods:  # no span; the current trace goes on
                 span = NonRecordingSpan(trace.get_current_span().get_span_context())
             else:
@@ -118,7 +118,7 @@ class SideSpans:
             cls = classify.from_exception(exc)
             raise
         finally:
-            _close(span, token, cls, failure, self.telemetry.privacy)
+            close(span, token, cls, failure, self.telemetry.privacy)
             if labels and cls.outcome in S.LATENCY_OUTCOMES and cls.sample:  # a server asking, not a raw call
                 with guarded("outbound request duration"):  # the sender of a request records its duration
                     version = bounded_version(labels.get(S.MCP_PROTOCOL_VERSION))
@@ -134,7 +134,7 @@ class SideSpans:
 
         In a multi-round-trip operation the answer is local work between rounds (INTERNAL,
         under the call's span). At revisions before 2026-07-28 the server sent a request of
-        its own: the client is its SERVER (see `_asked_in`), and records the server duration.
+        its own: the client is its SERVER (see `asked_in`), and records the server duration.
         """
         span = None
         token = None
@@ -151,10 +151,10 @@ class SideSpans:
             else:
                 ctx = args[0] if args else kwargs.get("ctx")
                 kind = SpanKind.SERVER
-                parent, links = _asked_in(instance, getattr(ctx, "meta", None))
+                parent, links = asked_in(instance, getattr(ctx, "meta", None))
                 request_id = getattr(ctx, "request_id", None)
-                if request_id is not None:
-                    attrs[S.JSONRPC_REQUEST_ID] = self.telemetry.bound(request_id)
+                if request_id is not None and (found := self.telemetry.privacy.identifier(request_id)) is not None:
+                    attrs[S.JSONRPC_REQUEST_ID] = found  # the server chose it: a string id is its text
                 version = bounded_version(getattr(instance, "protocol_version", None))
                 remembered = memory.remembered(instance)
                 key = (known, version, None, None, remembered.answering if remembered is not None else None)
@@ -182,7 +182,7 @@ class SideSpans:
             cls = _outcome.CANCELLED if _outcome.is_cancellation(exc) else _outcome.crash(exc)
             raise
         finally:
-            _close(span, token, cls, failure, self.telemetry.privacy)
+            close(span, token, cls, failure, self.telemetry.privacy)
             if key is not None and cls.outcome in S.LATENCY_OUTCOMES:
                 with guarded("input request duration"):
                     labels, _ = self.labels.with_outcome(key, cls)
@@ -209,7 +209,7 @@ def _serving(settings: Settings) -> tuple[dict[str, Any], str | None]:
     return {k: attributes[k] for k in _ASKED_LABELS if k in attributes}, session
 
 
-def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
+def asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
     """The parent of a request the server sent its client, by what the exchange proves.
 
     - the request carries trace context in `_meta`: that context;
@@ -231,7 +231,7 @@ def _asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:
     return Context(), [Link(handshake)] if handshake is not None else None
 
 
-def _close(span: Span, token: object, cls: Classification, failure: BaseException | None, privacy: Privacy) -> None:
+def close(span: Span, token: object, cls: Classification, failure: BaseException | None, privacy: Privacy) -> None:
     with guarded("side span end"):
         otel_context.detach(token)  # type: ignore[arg-type]
         if span.is_recording():

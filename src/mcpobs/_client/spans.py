@@ -52,10 +52,14 @@ class ClientSpans:
     ) -> ClientCall:
         tel = self.telemetry
         known = method if method in KNOWN_METHODS else S.OTHER
-        version = bounded_version(version if version is not None else getattr(session, "protocol_version", None))
+        remembered = memory.remembered(session)
+        if version is None:
+            version = getattr(session, "protocol_version", None)
+            if version is None and remembered is not None:  # a session keeping no revision (mcp 1.x)
+                version = remembered.negotiated
+        version = bounded_version(version)
         target = bounded = raw = None
         target_attr = TARGETED.get(known)
-        remembered = memory.remembered(session)
         if target_attr is not None and params:
             raw = params.get("name")
             if raw is not None:
@@ -68,7 +72,9 @@ class ClientSpans:
         if remembered is not None and remembered.peer is not None:
             attrs.update(remembered.peer)  # the address the metric labels bound to `_OTHER`
         if raw is not None and target_attr is not None and raw != bounded:
-            attrs[target_attr] = tel.bound(raw)  # the name as sent, when the label had to bound it
+            named = tel.privacy.name(raw)  # the name as sent, when the label had to bound it
+            if named is not None:
+                attrs[target_attr] = named
         if known == "resources/read" and params and isinstance(params.get("uri"), str):
             recorded = tel.privacy.uri(params["uri"])
             if recorded is not None:

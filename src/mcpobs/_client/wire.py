@@ -2,8 +2,8 @@
 
 Over HTTP `traceparent` also rides as a header, so the server's transport boundary can put a
 request it refuses in the caller's trace; a notification (`notifications/cancelled`) carries
-the trace context in `_meta`; a tools/call carries the schema fingerprint of the listing the
-session holds. The caller's own keys always win.
+the trace context in `_meta`; a tools/call asks for the server's verdict and carries the schema fingerprint of the
+listing the session holds. The caller's own keys always win.
 """
 
 from __future__ import annotations
@@ -35,10 +35,20 @@ def with_meta(args: Any, kwargs: Any, extra: Mapping[str, Any]) -> tuple[Any, An
     return args, {**kwargs, "params": out}
 
 
-def with_fingerprint(kwargs: Any, fingerprint: str) -> Any:
-    """`ClientSession.call_tool` keyword arguments with the fingerprint in its `meta`."""
-    held: Mapping[str, Any] = kwargs.get("meta") or {}
-    return {**kwargs, "meta": {S.META_SCHEMA_FINGERPRINT: fingerprint, **held}}
+def tool_call_meta(kwargs: Any, fingerprint: str | None) -> tuple[Any, bool]:
+    """`ClientSession.call_tool` keyword arguments asking for the server's verdict (and with the
+    schema fingerprint of the listing held, if any) in `meta`; the caller's own keys win.
+
+    Also whether the verdict is asked by mcpobs: not when the caller's `meta` names the key
+    itself (then the verdict is the caller's to read, and left in the result).
+    """
+    held: Mapping[str, Any] | None = kwargs.get("meta")
+    ours: dict[str, Any] = {S.META_VERDICT_WANTED: S.VERDICT_VERSION}
+    if fingerprint is not None:
+        ours[S.META_SCHEMA_FINGERPRINT] = fingerprint
+    if held:
+        ours.update(held)
+    return {**kwargs, "meta": ours}, not held or S.META_VERDICT_WANTED not in held
 
 
 def with_trace_header(call: ClientCall, args: Any, kwargs: Any) -> tuple[Any, Any]:

@@ -46,6 +46,8 @@ from mcpobs._core import service_version as _service_version
 from mcpobs._core import shutdown as _shutdown
 from mcpobs._core.config import DEFAULT_SHUTDOWN_TIMEOUT, SHUTDOWN_TIMEOUT_ENV
 from mcpobs._core.guard import logger
+from mcpobs._core.text import for_log
+from mcpobs._core.uri import scrub
 
 Signal = Literal["traces", "metrics", "logs"]
 
@@ -93,7 +95,11 @@ def configure(environ: Mapping[str, str] | None = None, shutdown_timeout: float 
     try:
         resource = Resource.create()
     except Exception as exc:  # a malformed OTEL_RESOURCE_ATTRIBUTES, say
-        logger.error("mcpobs: the OpenTelemetry resource could not be built (%s); check OTEL_RESOURCE_ATTRIBUTES", exc)
+        # The type only: the message may repeat the variable's values.
+        logger.error(
+            "mcpobs: the OpenTelemetry resource could not be built (%s); check OTEL_RESOURCE_ATTRIBUTES",
+            type(exc).__qualname__,
+        )
         resource = Resource.get_empty()
     providers: list[Any] = []
     if not tracing_configured():
@@ -115,9 +121,9 @@ def shutdown_timeout_from(env: Mapping[str, str]) -> float:
         return DEFAULT_SHUTDOWN_TIMEOUT
     if not _is_positive_number(raw):
         logger.error(
-            "mcpobs: %s=%r is not a number of seconds; the default (%s) is used.",
+            "mcpobs: %s=%s is not a number of seconds; the default (%s) is used.",
             SHUTDOWN_TIMEOUT_ENV,
-            raw,
+            for_log(repr(raw)),
             DEFAULT_SHUTDOWN_TIMEOUT,
         )
         return DEFAULT_SHUTDOWN_TIMEOUT
@@ -201,7 +207,10 @@ def _check_endpoint(signal: Signal, env: Mapping[str, str]) -> None:
         value = env[var].strip()
         url = urlparse(value)
         if url.scheme not in ("http", "https") or not url.hostname:
-            raise Misconfigured(f"{var}={value!r} is not a URL; use one like 'http://localhost:4318'.")
+            # shown without its userinfo and query values: an endpoint may carry credentials
+            raise Misconfigured(
+                f"{var}={for_log(repr(scrub(value)))} is not a URL; use one like 'http://localhost:4318'."
+            )
 
 
 def _exporters(signal: Signal, env: Mapping[str, str]) -> list[Any]:
@@ -217,12 +226,14 @@ def _exporters(signal: Signal, env: Mapping[str, str]) -> list[Any]:
             # Console output goes to stderr: on stdio, stdout is the MCP wire.
             made.append(cls(out=sys.stderr, formatter=_one_line) if name == "console" else _guarded(cls(), signal, env))
         except Exception as exc:
+            # The type only: an exporter's message may repeat its endpoint or headers (OTEL_EXPORTER_OTLP_HEADERS).
             logger.error(
-                "mcpobs: the %r %s exporter (%s) failed to start: %s; %s are not exported there.",
+                "mcpobs: the %r %s exporter (%s) failed to start (%s); %s are not exported there. "
+                "Check its OTEL_EXPORTER_* variables.",
                 name,
                 signal,
                 _EXPORTER_VAR[signal],
-                exc,
+                type(exc).__qualname__,
                 signal,
             )
     return made
@@ -258,9 +269,9 @@ def _configure_metrics(env: Mapping[str, str], resource: Resource) -> Any:
     interval = env.get(OTEL_METRIC_EXPORT_INTERVAL, "").strip()
     if interval and not _is_positive_number(interval):
         logger.error(
-            "mcpobs: %s=%r is not a number of milliseconds; the default (60000) is used.",
+            "mcpobs: %s=%s is not a number of milliseconds; the default (60000) is used.",
             OTEL_METRIC_EXPORT_INTERVAL,
-            interval,
+            for_log(repr(interval)),
         )
         interval = "60000"
     readers = [

@@ -7,12 +7,13 @@ import inspect
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from mcpobs import semconv
 from mcpobs._core.guard import logger
 from mcpobs._core.methods import KNOWN_METHODS
+from mcpobs._core.text import for_log
 
 _CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _CAPTURE_ON = frozenset({"true", "span_only", "span_and_event"})
@@ -53,7 +54,7 @@ class Settings:
     record_user: bool = False
     record_session_id: bool = True
     """Record the transport's session id as `mcp.session.id`, as the conventions recommend."""
-    session_id_key: bytes | None = None
+    session_id_key: bytes | None = field(default=None, repr=False)  # a secret: never in a repr
     """When set, `mcp.session.id` is a keyed hash of the id (HMAC-SHA256), not the id itself."""
     record_shapes: bool = False
     """Record each tools/call's argument and result shapes (value-free) for `mcpobs contract replay`.
@@ -172,8 +173,9 @@ def _key(value: object) -> bytes | None:
     if isinstance(value, str):
         value = value.encode()
     if not isinstance(value, bytes) or len(value) < 16:
-        raise ConfigurationError(
-            f"instrument(session_id_key={value!r}): expected a secret of at least 16 bytes (str or bytes); "
+        given = f"{len(value)} bytes" if isinstance(value, bytes) else f"a {type(value).__name__}"
+        raise ConfigurationError(  # what it is, never the value: it is meant to be a secret
+            f"instrument(session_id_key=...): expected a secret of at least 16 bytes (str or bytes), got {given}; "
             f"{semconv.MCP_SESSION_ID} is then recorded as its keyed hash."
         )
     return value
@@ -229,7 +231,7 @@ def _unknown_method(method: str, source: str) -> str:
     near = difflib.get_close_matches(method.lower(), sorted(KNOWN_METHODS), n=1, cutoff=0.6)
     guess = f" Did you mean {near[0]!r}?" if near else ""
     return (
-        f"mcpobs: {source} names {method!r}, which is not an MCP method, so it excludes nothing unless a server "
+        f"mcpobs: {source} names {for_log(repr(method))}, which is not an MCP method, so it excludes nothing unless a server "
         f"of yours registers it.{guess} The MCP methods: {', '.join(sorted(KNOWN_METHODS))}."
     )
 
@@ -239,7 +241,8 @@ _warned_lock = threading.Lock()
 
 
 def _warn_once(key: tuple[str, ...], message: str) -> None:
-    """Log `message` as a warning the first time `key` is seen in this process."""
+    """Log `message` as a warning the first time `key` is seen in this process (values in it are the
+    application's own, each shown through `text.for_log`)."""
     with _warned_lock:
         if key in _warned:
             return
@@ -328,13 +331,22 @@ class InEffect:
     meter_provider: Any = None
 
 
+_SECRETS = frozenset({"session_id_key"})
+"""Options whose values are secrets: a log line says they differ, never what they are."""
+_SHOWN = 200
+"""Characters of an option's value shown in a log line."""
+
+
 def warn_if_ignored(in_effect: InEffect | None, options: Mapping[str, Any]) -> None:
     """`instrument()` called again: say once which of its options differ from those in effect, and are ignored."""
     if in_effect is None:
         return
     asked = settings_from(options)  # a bad option is refused here too
     changed = [
-        f"{name}={getattr(asked, name)!r} (in effect: {getattr(in_effect.settings, name)!r})"
+        f"{name} (another value than the one in effect; neither is shown)"
+        if name in _SECRETS
+        else f"{name}={for_log(repr(getattr(asked, name)), _SHOWN)} "
+        f"(in effect: {for_log(repr(getattr(in_effect.settings, name)), _SHOWN)})"
         for name in Settings.__slots__
         if getattr(asked, name) != getattr(in_effect.settings, name)
     ]

@@ -17,13 +17,25 @@ _seen: set[str] = set()
 
 
 def report(where: str, exc: BaseException) -> None:
-    """Log an internal failure: with its traceback the first time per place, briefly after."""
+    """Log an internal failure: with its traceback the first time per place, briefly after.
+
+    The traceback is its frames and exception classes (`frames.frames_only`), never a message:
+    what failed may have been handling a caller's value, and an exception's message (a
+    `KeyError`'s key, a user hook's own words) can be that value.
+    """
     try:
         if where not in _seen:
             _seen.add(where)
-            logger.warning("mcpobs: telemetry failed in %s; the call is unaffected", where, exc_info=exc)
+            from mcpobs._core.frames import frames_only
+
+            logger.warning(
+                "mcpobs: telemetry failed in %s (%s); the call is unaffected.\n%s",
+                where,
+                type(exc).__qualname__,
+                frames_only(exc).rstrip(),
+            )
         else:
-            logger.debug("mcpobs: telemetry failed again in %s: %r", where, exc)
+            logger.debug("mcpobs: telemetry failed again in %s (%s)", where, type(exc).__qualname__)
     except Exception:  # logging itself is broken: nothing more we can do
         pass
 

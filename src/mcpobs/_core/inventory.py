@@ -480,13 +480,15 @@ SESSION_SEND_NOTIFICATION = wrap(f"{_SESSION}.send_notification", "client spans 
 SESSION_CALL_TOOL = wrap(f"{_SESSION}.call_tool", "client spans (_client/seams.py)")
 SESSION_INITIALIZE = wrap(f"{_SESSION}.initialize", "client spans (_client/seams.py)")
 SESSION_INPUT_REQUEST = wrap(f"{_SESSION}.dispatch_input_request", "client spans (_client/seams.py)")
-CLIENT_BUILD_SESSION = wrap(f"{_CLIENT}._build_session", "the session a Client builds: its labels (_client/seams.py)")
+CLIENT_BUILD_SESSION = wrap(
+    f"{_CLIENT}._build_session", "the session a Client builds: its labels, its start (_client/seams.py, lifetime.py)"
+)
 CLIENT_LISTEN = wrap(f"{_CLIENT}.listen", "listen streams (_client/seams.py)")
 CLIENT_CALL_TOOL = wrap(f"{_CLIENT}.call_tool", "client operations (_client/seams.py)")
 CLIENT_GET_PROMPT = wrap(f"{_CLIENT}.get_prompt", "client operations (_client/seams.py)")
 CLIENT_READ_RESOURCE = wrap(f"{_CLIENT}.read_resource", "client operations (_client/seams.py)")
-CLIENT_ENTER = wrap(f"{_CLIENT}.__aenter__", "connection and session duration (_client/lifetime.py)")
-CLIENT_EXIT = wrap(f"{_CLIENT}.__aexit__", "connection and session duration (_client/lifetime.py)")
+CLIENT_ENTER = wrap(f"{_CLIENT}.__aenter__", "the session line once connected (_client/lifetime.py, describe.py)")
+CLIENT_EXIT = wrap(f"{_CLIENT}.__aexit__", "session duration, its end (_client/lifetime.py)")
 CLIENT_NEGOTIATE = wrap("mcp.client.client:negotiate_auto", "the server/discover probe (_client/negotiation.py)")
 SDK_SEND_SPAN = wrap(f"{_JSONRPC}:otel_span", "the SDK's own send span, made a pass-through (_client/side_spans.py)")
 SDK_INJECT = wrap(
@@ -536,6 +538,65 @@ FASTMCP_CLIENT_STATE = read("fastmcp.client.client:Client._session_state", "the 
 
 CLIENT_SESSION = read(f"{_CLIENT}._session", "session duration (_client/lifetime.py, describe.py)")
 CLIENT_OUTPUT_SCHEMAS = read(f"{_SESSION}._tool_output_schemas", "the tool's listed schema (_client/spans.py)")
+
+# -- mcp 1.x client (_client/session1.py, transports1.py) ------------------------------------------
+
+_1 = {"releases": MCP_1}
+_HTTP1 = "mcp.client.streamable_http:StreamableHTTPTransport"
+
+SESSION1_SEND_REQUEST = wrap(f"{_SESSION}.send_request", "client spans; trace context in `_meta`", **_1)
+SESSION1_SEND_NOTIFICATION = wrap(f"{_SESSION}.send_notification", "notification spans; `_meta`", **_1)
+SESSION1_CALL_TOOL = wrap(f"{_SESSION}.call_tool", "the call's span covers output validation", **_1)
+SESSION1_INITIALIZE = wrap(f"{_SESSION}.initialize", "the handshake's span covers the version check", **_1)
+SESSION1_RECEIVED_REQUEST = wrap(
+    f"{_SESSION}._received_request", "the client answering its server (_client/answers1.py)", **_1
+)
+SESSION1_SEND_RESPONSE = wrap(f"{_SESSION}._send_response", "what the client answered its server", **_1)
+SESSION1_INIT = wrap(f"{_SESSION}.__init__", "the transport a session was built on (_client/bare.py)", **_1)
+SESSION1_ENTER = wrap(f"{_SESSION}.__aenter__", "a session's duration (_client/bare.py)", **_1)
+SESSION1_EXIT = wrap(f"{_SESSION}.__aexit__", "a session's duration (_client/bare.py)", **_1)
+SESSION1_REQUEST_ID = read(
+    "mcp.shared.session:BaseSession._request_id", "the id the next request goes out with (no public accessor)", **_1
+)
+SESSION1_OUTPUT_SCHEMAS = read(f"{_SESSION}._tool_output_schemas", "what the session listed (_client/names.py)", **_1)
+SESSION1_CLIENT_INFO = read(f"{_SESSION}._client_info", "the client's own version (_client/release.py)", **_1)
+STDIO1_SPAWN = wrap(
+    "mcp.client.stdio:_create_platform_compatible_process", "the command line stdio_client spawns", **_1
+)
+MEMORY1_CONNECT = wrap(
+    "mcp.shared.memory:create_connected_server_and_client_session", "an in-memory session's server", **_1
+)
+SSE1_CONNECT = wrap(
+    "mcp.client.sse:sse_within_origin",
+    "the URL and HTTP version sse_client connects to",
+    alternates=("mcp.client.sse:aconnect_sse",),
+    **_1,
+)
+SSE1_POST = wrap("mcp.client.sse:request_within_origin", "traceparent header on a message POST", releases=">=1.30,<2")
+HTTP1_TRANSPORT_INIT = wrap(f"{_HTTP1}.__init__", "a host's Streamable HTTP transport: its URL", **_1)
+HTTP1_SESSION_ID = wrap(
+    f"{_HTTP1}._maybe_extract_session_id_from_response", "the session id and the HTTP version spoken", **_1
+)
+HTTP1_POST = wrap(
+    f"{_HTTP1}._handle_post_request", "a request's POST, in the transport's task: its failure and status", **_1
+)
+HTTP1_HEADERS = wrap(f"{_HTTP1}._prepare_headers", "traceparent header on the POST being made", **_1)
+HTTP1_POST_WRITER = wrap(
+    f"{_HTTP1}.post_writer", "the streams a transport serves: its session, when built in another task", **_1
+)
+SESSION1_WRITE_STREAM = read(
+    "mcp.shared.session:BaseSession._write_stream", "the stream a session writes to: its transport", **_1
+)
+HTTP1_TERMINATED = wrap(f"{_HTTP1}._send_session_terminated_error", "a 404: the session is gone", **_1)
+
+# -- fastmcp.Client 3.x (_client/fastmcp3.py) ------------------------------------------------------
+
+FASTMCP3_CLIENT_TRACER = wrap(
+    "fastmcp.client.telemetry:get_tracer", "one CLIENT span per call: FastMCP's own made no-op", **_FM3
+)
+FASTMCP3_MEMORY = wrap(
+    "fastmcp.client.transports.memory:FastMCPTransport.connect_session", "an in-memory session's server", **_FM3
+)
 
 # -- resolving -------------------------------------------------------------------------------------
 

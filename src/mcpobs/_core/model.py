@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._core.config import ConfigurationError
+
+if TYPE_CHECKING:
+    from mcpobs._core.privacy import Privacy
 
 _FIELDS = (("name", S.GEN_AI_REQUEST_MODEL), ("version", S.GEN_AI_RESPONSE_MODEL), ("provider", S.GEN_AI_PROVIDER_NAME))
 
@@ -81,8 +84,9 @@ def with_meta(kwargs: Any) -> Any:
     return {**kwargs, "meta": {S.META_MODEL: declared.meta, **held}}
 
 
-def received(meta: Any, attrs: dict[str, Any]) -> None:
-    """Server side: the model a client sent in `_meta`, as span attributes (strings only, bounded)."""
+def received(meta: Any, attrs: dict[str, Any], privacy: Privacy) -> None:
+    """Server side: the model a client sent in `_meta`, as span attributes: strings only, through
+    the privacy step (any client can write there), cut to `MAX_MODEL_LENGTH`."""
     # A plain dict is told apart before the abstract-class check (every request passes here).
     mapping = type(meta) is dict or isinstance(meta, Mapping)
     sent = cast("Mapping[str, object]", meta).get(S.META_MODEL) if mapping else None
@@ -91,5 +95,5 @@ def received(meta: Any, attrs: dict[str, Any]) -> None:
     model = cast("Mapping[str, object]", sent)
     for field, attr in _FIELDS:
         value = model.get(field)
-        if isinstance(value, str) and value:
-            attrs[attr] = value[: S.MAX_MODEL_LENGTH]
+        if isinstance(value, str) and value and (recorded := privacy.name(value, S.MAX_MODEL_LENGTH)) is not None:
+            attrs[attr] = recorded

@@ -33,7 +33,10 @@ import weakref
 from typing import Any
 from urllib.parse import urlparse
 
+from mcpobs._core import otel_releases
 from mcpobs._core.guard import logger
+from mcpobs._core.text import for_log
+from mcpobs._core.uri import scrub
 
 _CONNECT_TIMEOUT = 1.0
 """Seconds to wait for a TCP connection before calling the endpoint unreachable."""
@@ -70,7 +73,7 @@ class Endpoint:
                 took = self._checked - now
                 self._trust = _TRUST_UP if self._up else _TRUST_DOWN if took > _QUICK_REFUSAL else 0.0
                 if self._up and self._said:
-                    logger.info("mcpobs: the OTLP endpoint %s answers again; exporting resumes.", url)
+                    logger.info("mcpobs: the OTLP endpoint %s answers again; exporting resumes.", shown(url))
                     self._said = False
             if not self._up and not self._said:
                 self._said = True
@@ -78,7 +81,7 @@ class Endpoint:
                     "mcpobs: nothing answers at the OTLP endpoint %s (%s); telemetry sent there is dropped "
                     "until it does. Set %s to your collector's address, or OTEL_TRACES_EXPORTER=none and "
                     "OTEL_METRICS_EXPORTER=none to stop exporting.",
-                    url,
+                    shown(url),
                     f"the default: {variable} is not set" if defaulted else f"from {variable}",
                     variable,
                 )
@@ -96,6 +99,11 @@ class Endpoint:
 
 _endpoints: dict[tuple[str, int], Endpoint] = {}
 _endpoints_lock = threading.Lock()
+
+
+def shown(url: str) -> str:
+    """An endpoint as a log line shows it: without its userinfo and query values (`uri.scrub`), one bounded line."""
+    return for_log(scrub(url), 512)
 
 
 def _endpoint(host: str, port: int, tls: bool = False) -> Endpoint:
@@ -146,10 +154,7 @@ class GuardedExporter:
         self._failure = failure
 
     def _drop_connections(self) -> None:
-        session = getattr(self._exporter, "_session", None)  # the OTLP/HTTP exporters' requests.Session
-        close = getattr(session, "close", None)
-        if callable(close):
-            close()  # the child's copies of the sockets only; the session opens new ones when asked
+        otel_releases.drop_connections(self._exporter)  # the child's copies of the sockets only
 
     def export(self, *args: Any, **kwargs: Any) -> Any:
         if not self._endpoint.reachable(self._url, self._variable, self._defaulted):
@@ -197,7 +202,8 @@ def _after_fork_in_child() -> None:
         try:
             exporter._drop_connections()  # pyright: ignore[reportPrivateUsage]
         except Exception as exc:
-            logger.debug("mcpobs: an exporter's connections were not dropped after a fork: %r", exc)
+            # the type only: the message of a connection's failure can repeat its URL
+            logger.debug("mcpobs: an exporter's connections were not dropped after a fork (%s)", type(exc).__qualname__)
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -11,6 +11,7 @@ are inventory rows gated to that line (`_core/inventory.py`), wrapped by that li
 from __future__ import annotations
 
 from importlib import metadata
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 PROTOCOL_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
@@ -49,9 +50,16 @@ if TYPE_CHECKING or LINE == 2:  # type-checked as 2.x, the development line (pyr
     ROUND_METHODS = frozenset(_methods.INPUT_REQUIRED_METHODS)
     KNOWN_PROTOCOL_VERSIONS = frozenset(_version.KNOWN_PROTOCOL_VERSIONS) | frozenset(PROTOCOL_REVISIONS)
     MODERN_PROTOCOL_VERSIONS = frozenset(_version.MODERN_PROTOCOL_VERSIONS)
-    # The model fields the lines spell differently (2.x snake_case, 1.x the wire's camelCase).
-    CLIENT_INFO = "client_info"
+
+    # The model fields the lines spell differently (2.x snake_case, 1.x the wire's camelCase):
+    # CallToolResult's error flag, InitializeResult's revision and server identity, a listing's
+    # cursor, a Tool's input schema, InitializeRequestParams' client identity.
     IS_ERROR = "is_error"
+    PROTOCOL_VERSION = "protocol_version"
+    NEXT_CURSOR = "next_cursor"
+    INPUT_SCHEMA = "input_schema"
+    SERVER_INFO = "server_info"
+    CLIENT_INFO = "client_info"
 else:
     from mcp import types as _types
     from mcp.shared.exceptions import McpError as ProtocolError
@@ -85,27 +93,40 @@ else:
     ROUND_METHODS = frozenset[str]()
     KNOWN_PROTOCOL_VERSIONS = frozenset(_SUPPORTED) | frozenset(PROTOCOL_REVISIONS)
     MODERN_PROTOCOL_VERSIONS = frozenset[str]()
-    CLIENT_INFO = "clientInfo"
+
     IS_ERROR = "isError"
+    PROTOCOL_VERSION = "protocolVersion"
+    NEXT_CURSOR = "nextCursor"
+    INPUT_SCHEMA = "inputSchema"
+    SERVER_INFO = "serverInfo"
+    CLIENT_INFO = "clientInfo"
+
+tool_result_is_error: Any = attrgetter(IS_ERROR)
+"""`CallToolResult.is_error` (2.x) / `.isError` (1.x), read on every tool call: one C call, no lookup of the name."""
 
 
 __all__ = [
     "CLIENT_INFO",
     "CLIENT_NOTIFICATIONS",
     "CLIENT_REQUESTS",
+    "INPUT_SCHEMA",
     "INTERNAL_ERROR",
     "IS_ERROR",
     "KNOWN_PROTOCOL_VERSIONS",
     "LINE",
     "MODERN_PROTOCOL_VERSIONS",
+    "NEXT_CURSOR",
     "PARSED_CLIENT_REQUESTS",
     "PROTOCOL_REVISIONS",
+    "PROTOCOL_VERSION",
     "REQUEST_TIMEOUT",
     "ROUND_METHODS",
+    "SERVER_INFO",
     "SERVER_REQUESTS",
     "CallToolResult",
     "InputRequiredResult",
     "ProtocolError",
     "UnexpectedClaimedResult",
     "is_input_required",
+    "tool_result_is_error",
 ]

@@ -44,3 +44,46 @@ def _repair(text: str) -> str:
     # UTF-16 with surrogatepass joins a pair written as two code points into its character;
     # decoding with replace turns each lone surrogate into U+FFFD.
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+LOG_FIELD_LENGTH = 128
+"""Characters of one peer-written value in a log line (a name, a version), escapes included."""
+
+_ESCAPED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""Unicode categories escaped in a log line: controls (newline, ESC, C1), format characters
+(bidi overrides, zero-width), lone surrogates and line or paragraph separators."""
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+def for_log(value: object, limit: int = LOG_FIELD_LENGTH) -> str:
+    """`value` as one field of a log line: on one line, nothing a terminal acts on, at most `limit` characters.
+
+    A peer's name or version goes into mcpobs's log lines; as written it could start a forged
+    line (a newline), drive the terminal (ESC), reorder what is shown (bidi overrides) or fill
+    the log (200,000 characters). Each such character is written as its escape (`\\n`,
+    `\\x1b`, `\\u202e`, a backslash as `\\\\`), and the field is cut to `limit` characters,
+    ending in `…` when cut.
+    """
+    text = value if type(value) is str else _text(value)
+    if len(text) <= limit and text.isascii() and text.isprintable() and "\\" not in text:
+        return text  # the common case: a short plain name
+    import unicodedata
+
+    out: list[str] = []
+    size = 0
+    for char in text[: limit + 1]:
+        if char in _NAMED:
+            piece = _NAMED[char]
+        elif unicodedata.category(char) in _ESCAPED:
+            point = ord(char)
+            piece = f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}"
+        else:
+            piece = char
+        if size + len(piece) > limit:  # cut: room for the mark that says so
+            while out and size + 1 > limit:
+                size -= len(out.pop())
+            out.append("…")
+            break
+        out.append(piece)
+        size += len(piece)
+    return "".join(out)

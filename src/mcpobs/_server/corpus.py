@@ -17,6 +17,7 @@ from mcpobs._core import shapes as _shapes
 from mcpobs._core.bounded import put
 from mcpobs._core.config import Settings
 from mcpobs._core.contract import wire_tool
+from mcpobs._core.privacy import Privacy
 from mcpobs._core.shapes import ShapeBook
 
 _MAX_TOOLS = 4096
@@ -41,10 +42,14 @@ class _Tool:
 class Corpus:
     """One server's shapes: `record` counts a call and returns what its span carries."""
 
-    __slots__ = ("_known", "_settings", "_tools", "book")
+    __slots__ = ("_known", "_privacy", "_settings", "_tools", "book")
 
-    def __init__(self, settings: Settings, known: Callable[[], int] | None = None) -> None:
+    def __init__(
+        self, settings: Settings, privacy: Privacy | None = None, known: Callable[[], int] | None = None
+    ) -> None:
         self._settings = settings
+        self._privacy = privacy if privacy is not None else Privacy(settings)
+        """With `capture_content` on, the values shaped (for their unlisted keys) pass its `redact`."""
         self._known = known
         """How many tools the server registers: the compiled shapes kept grow to twice that."""
         self._tools: dict[int, _Tool] = {}
@@ -74,7 +79,7 @@ class Corpus:
         free_keys = settings.capture_content
         arguments: object = cast("dict[str, object]", params).get("arguments") if type(params) is dict else None
         if free_keys and settings.redact is not None and arguments is not None:
-            arguments = settings.redact(arguments)
+            arguments = self._privacy.redacted(arguments)
         book = self.book
         limit = settings.max_attribute_length
         attrs: dict[str, Any] = {}
@@ -89,9 +94,9 @@ class Corpus:
                 attrs[S.TOOL_ARGUMENTS_SHAPE_COUNT] = entry.count
                 full = True
         structured = _structured(result)
+        if structured is not None and free_keys and settings.redact is not None:
+            structured = self._privacy.redacted(structured)
         if structured is not None:
-            if free_keys and settings.redact is not None:
-                structured = settings.redact(structured)
             found = _shapes.shape(structured, compiled.output, free_keys=free_keys)
             entry, report = book.note((name, fingerprint, "output", *client), found, now, recording)
             attrs[S.TOOL_RESULT_SHAPE_ID] = entry.id

@@ -11,9 +11,11 @@ and has the request's `RequestResponder` send the answer, all in one task. So:
   `_start`;
 - `RequestResponder.respond` is wrapped: the answer the SDK is about to send is classified
   once (`_finish`), and a failed tool call's answer gets the verdict (`stamped`), before it is
-  sent. The SDK answers a handler's exception with code 0 and its text; the exception itself
-  is noted as the SDK decides to answer it (`Pending.__bool__`: the SDK asks its
-  `raise_exceptions` flag right there), so a crash is told from a protocol error by its class;
+  sent (only when the client asked for it in the request's `_meta`, `_core/verdict.py`: the key
+  is taken out of the request's `_meta` before the handler sees it, recorded or not). The SDK
+  answers a handler's exception with code 0 and its text; the exception itself is noted as the
+  SDK decides to answer it (`Pending.__bool__`: the SDK asks its `raise_exceptions` flag right
+  there), so a crash is told from a protocol error by its class;
 - `ServerSession._received_request` is wrapped for `initialize`, which 1.x answers there (it
   never reaches `_handle_request`), and for a request refused before `initialize`;
 - a request the SDK refuses while parsing it (an unknown method, params that do not validate)
@@ -35,6 +37,7 @@ from typing import Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._core import outcome as _outcome
+from mcpobs._core import verdict as _verdict
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.names import LISTINGS
 from mcpobs._core.outcome import Classification
@@ -251,6 +254,8 @@ def patches(observer_for: Callable[[Any], ServerObserver]) -> list[Patch]:
             call = observer._start(view)  # pyright: ignore[reportPrivateUsage]
             if call is not None:
                 pending = Pending(observer, call, view, raise_exceptions)
+            elif view.method == "tools/call":  # recorded or not, the server's code never sees mcpobs's key
+                _verdict.asked(view)
         except Exception as exc:
             report("server request start", exc)
         if pending is None:

@@ -15,7 +15,7 @@ from typing import Any, cast
 from mcpobs import semconv as S
 from mcpobs._core.sdk import CLIENT_INFO as _CLIENT_INFO
 from mcpobs._core.telemetry import Telemetry
-from mcpobs._core.text import clean
+from mcpobs._core.text import for_log
 
 session_logger = logging.getLogger("mcpobs.session")
 
@@ -27,20 +27,34 @@ def server_attributes(server: Any, telemetry: Telemetry) -> dict[str, Any]:
 
 
 def peer_attributes(peer: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> None:
-    """The caller's address and port over HTTP, from the ASGI scope's `client` (host, port)."""
+    """The caller's address and port over HTTP, from the ASGI scope's `client` (host, port).
+
+    Through the privacy step: an address is personal data, and behind a proxy it is whatever
+    a forwarding header said."""
     if peer:
-        attrs[S.CLIENT_ADDRESS] = telemetry.bound(peer[0])
+        address = telemetry.privacy.identifier(peer[0])
+        if address is not None:
+            attrs[S.CLIENT_ADDRESS] = address
         if isinstance(peer[1], int):
             attrs[S.CLIENT_PORT] = peer[1]
 
 
 def client_attributes(session: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> None:
-    """Client name and version (length-bounded; span attributes only, never metric labels)."""
+    """Client name and version (the client's words: through the privacy step; span attributes only)."""
     params = session.client_params
     info = getattr(params, _CLIENT_INFO) if params is not None else None
     if info is not None:
-        attrs[S.CLIENT_NAME] = telemetry.bound(info.name)
-        attrs[S.CLIENT_VERSION] = telemetry.bound(info.version)
+        name = telemetry.privacy.name  # every server span: no helper call in between
+        if (recorded := name(info.name)) is not None:
+            attrs[S.CLIENT_NAME] = recorded
+        if (recorded := name(info.version)) is not None:
+            attrs[S.CLIENT_VERSION] = recorded
+
+
+def _named(attrs: dict[str, Any], telemetry: Telemetry, attribute: str, value: object) -> None:
+    recorded = telemetry.privacy.name(value)
+    if recorded is not None:
+        attrs[attribute] = recorded
 
 
 def user_attribute(telemetry: Telemetry, attrs: dict[str, Any]) -> None:
@@ -49,7 +63,7 @@ def user_attribute(telemetry: Telemetry, attrs: dict[str, Any]) -> None:
 
     token = get_access_token()
     if token is not None:
-        attrs[S.USER_ID] = telemetry.bound(token.subject or token.client_id)
+        _named(attrs, telemetry, S.USER_ID, token.subject or token.client_id)
 
 
 def describe_session(ctx: Any, result: Any, offered: Mapping[str, int | None], telemetry: Telemetry) -> dict[str, Any]:
@@ -65,35 +79,32 @@ def describe_session(ctx: Any, result: Any, offered: Mapping[str, int | None], t
     result = cast("Mapping[str, Any]", result) if isinstance(result, Mapping) else {}
     declared: Iterable[str] = result.get("capabilities") or {}
     capabilities = [telemetry.bound(c) for c in sorted(declared)[:_MAX_LISTED]]
-    requested = params.get("protocolVersion") if ctx.method == "initialize" else ctx.protocol_version
+    # The revision the client asked for is its own text (at initialize, any string it likes).
+    requested: object = params.get("protocolVersion") if ctx.method == "initialize" else ctx.protocol_version
     negotiated = result.get("protocolVersion") or ctx.protocol_version
-    attrs: dict[str, Any] = {
-        S.SESSION_REQUESTED_VERSION: telemetry.bound(requested or ""),
-        S.SESSION_CAPABILITIES: capabilities,
-    }
+    attrs: dict[str, Any] = {S.SESSION_CAPABILITIES: capabilities}
+    _named(attrs, telemetry, S.SESSION_REQUESTED_VERSION, requested or "")
     for kind, count in offered.items():
         if count is not None:
             attrs[S.SESSION_OFFERED[kind]] = count
     if client:
-        attrs[S.CLIENT_NAME] = telemetry.bound(client.get("name", ""))
-        attrs[S.CLIENT_VERSION] = telemetry.bound(client.get("version", ""))
-    counts = " ".join(f"{kind}={'?' if n is None else n}" for kind, n in offered.items())
-    session_logger.info(
-        "mcp session client=%s/%s protocol=%s requested=%s %s capabilities=%s",
-        _field(attrs.get(S.CLIENT_NAME, "?")),
-        _field(attrs.get(S.CLIENT_VERSION, "?")),
-        _field(negotiated),
-        _field(requested),
-        counts,
-        [_field(c) for c in capabilities],
-    )
+        _named(attrs, telemetry, S.CLIENT_NAME, client.get("name", ""))
+        _named(attrs, telemetry, S.CLIENT_VERSION, client.get("version", ""))
+    if session_logger.isEnabledFor(logging.INFO):
+        # The line says what the span says (the values through the privacy step), each field on one
+        # line and bounded (`text.for_log`): a client cannot forge a line or fill the log.
+        counts = " ".join(f"{kind}={'?' if n is None else n}" for kind, n in offered.items())
+        session_logger.info(
+            "mcp session client=%s/%s protocol=%s requested=%s %s capabilities=%s",
+            for_log(attrs.get(S.CLIENT_NAME, "?")),
+            for_log(attrs.get(S.CLIENT_VERSION, "?")),
+            for_log(negotiated),
+            for_log(attrs.get(S.SESSION_REQUESTED_VERSION, "?")),
+            counts,
+            [for_log(c) for c in capabilities],
+        )
     return attrs
 
 
 _MAX_LISTED = 16
 """Capabilities named on a session's span and line (the specs define fewer than a dozen)."""
-
-
-def _field(value: object, limit: int = S.MAX_NAME_LENGTH) -> str:
-    """One value of the session line: whatever the client sent, a short valid string."""
-    return clean(value, limit)

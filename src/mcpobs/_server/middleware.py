@@ -57,12 +57,21 @@ class _Call:
         "start",
         "state",
         "state_token",
+        "verdict_asked",
     )
 
     def __init__(
-        self, method: str, target: str | None, labels_key: tuple[Any, ...], span: Span, session: object
+        self,
+        method: str,
+        target: str | None,
+        labels_key: tuple[Any, ...],
+        span: Span,
+        session: object,
+        verdict_asked: bool = False,
     ) -> None:
         self.method = method
+        self.verdict_asked = verdict_asked
+        """The client asked for the verdict on this tools/call (`_core/verdict.py`)."""
         self.names_target = target
         """The registered tool or prompt the request names (None for an unknown one)."""
         self.labels_key = labels_key
@@ -99,7 +108,7 @@ class ServerMiddleware:
         known = self.names.known  # the caches of registered names grow with the catalog
         self.fingerprints = FingerprintCache(known)
         self.catalogs = CatalogFingerprints()
-        self.corpus = Corpus(telemetry.settings, known) if telemetry.settings.record_shapes else None
+        self.corpus = Corpus(telemetry.settings, telemetry.privacy, known) if telemetry.settings.record_shapes else None
         self._labels = LabelSets(
             S.SERVER_REQUESTS,
             errors_only=True,
@@ -121,6 +130,8 @@ class ServerMiddleware:
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         call = self._start(ctx)
         if call is None:
+            if ctx.method == "tools/call":
+                _hide_verdict_request(ctx)  # recorded or not, the server's code never sees mcpobs's key
             return await call_next(ctx)
         try:
             result = await call_next(ctx)
@@ -138,9 +149,9 @@ class ServerMiddleware:
         """`result` with the verdict on `cls` in its `_meta` when one is sent (`_core/verdict.py`); else `result`.
 
         The one place the server decides whether to send it, for both lines (mcp 1.x stamps the
-        typed result its responder is about to send).
+        typed result its responder is about to send): only when the client asked, on a failed call.
         """
-        if call.method != "tools/call" or not self._verdict:
+        if not call.verdict_asked or not self._verdict:  # asked on a tools/call only (`_start`)
             return result
         try:
             if cls.outcome not in _verdict.FAILED:
@@ -174,6 +185,8 @@ class ServerMiddleware:
             known = names.tool(raw) if target_attr == S.GEN_AI_TOOL_NAME else names.prompt(raw)
             if known != S.OTHER:
                 target = known
+        # Read and removed before anything else sees the request (`_core/verdict.py`).
+        verdict_asked = method == "tools/call" and _verdict.asked(ctx)
         request = ctx.request
         if request is not None:  # Streamable HTTP
             _transport.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
@@ -209,7 +222,7 @@ class ServerMiddleware:
             span = tel.start_span(S.span_name(method, target), parent, SpanKind.SERVER, labels, links)
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
-        return _Call(method, target, labels_key, span, ctx.session)
+        return _Call(method, target, labels_key, span, ctx.session, verdict_asked)
 
     def _note_network(self, ctx: Any, network: Network | None) -> None:
         """The session's network labels, as its `initialize` request saw them (its duration's labels)."""
@@ -229,17 +242,21 @@ class ServerMiddleware:
         tel = self.telemetry
         params = ctx.params
         attrs: dict[str, Any] = dict(self._server_attrs)
-        if ctx.request_id is not None:
-            attrs[S.JSONRPC_REQUEST_ID] = tel.bound(ctx.request_id)
+        privacy = tel.privacy
+        if ctx.request_id is not None and (request_id := privacy.identifier(ctx.request_id)) is not None:
+            attrs[S.JSONRPC_REQUEST_ID] = request_id  # a string id is the caller's text
         if target_attr is not None:
             raw = params.get("name") if params else None
-            if raw is not None and raw != known:
-                attrs[target_attr] = tel.bound(raw)  # the raw name on the span helps find a mangled name
+            # the raw name on the span helps find a mangled name; one that is not a string is a value, not a name
+            if raw is not None and raw != known and (named := privacy.name(raw)) is not None:
+                attrs[target_attr] = named
             if method == "tools/call" and tel.settings.capture_content:
-                attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _content.arguments(params, tel.settings)
+                captured = _content.arguments(params, privacy)
+                if captured is not None:
+                    attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = captured
         elif method in URI_METHODS and params:
             uri = params.get("uri")
-            if uri is not None and (recorded := tel.privacy.uri(uri)) is not None:
+            if uri is not None and (recorded := privacy.uri(uri)) is not None:
                 attrs[S.MCP_RESOURCE_URI] = recorded
         request = ctx.request
         if request is not None:
@@ -248,7 +265,7 @@ class ServerMiddleware:
         if session_id is not None:
             attrs[S.MCP_SESSION_ID] = session_id
         _identity.client_attributes(ctx.session, tel, attrs)
-        _received_model(ctx.meta, attrs)
+        _received_model(ctx.meta, attrs, privacy)
         if tel.settings.record_user:
             _identity.user_attribute(tel, attrs)
         return attrs
@@ -374,7 +391,8 @@ class ServerMiddleware:
     def after_tools_call(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
         if not self.telemetry.settings.capture_content or not call.span.is_recording():
             return None
-        return {S.GEN_AI_TOOL_CALL_RESULT: _content.result(result, self.telemetry.settings)}
+        captured = _content.result(result, self.telemetry.privacy)
+        return {S.GEN_AI_TOOL_CALL_RESULT: captured} if captured is not None else None
 
     def after_tools_list(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
         if not isinstance(result, dict):
@@ -476,6 +494,13 @@ def _http_parent(request: Any) -> Any:
     if ambient.is_valid and ambient.trace_id == trace.get_current_span(parent).get_span_context().trace_id:
         return None
     return parent
+
+
+def _hide_verdict_request(ctx: Any) -> None:
+    try:
+        _verdict.asked(ctx)
+    except Exception as exc:
+        report("server verdict request", exc)
 
 
 def _initialized(ctx: Any) -> bool:

@@ -259,7 +259,8 @@ def _start_delivery(telemetry: Telemetry, notification: Any) -> Any:
     stream = _stream.get()
     published = stream.take(event) if stream is not None else None
     attrs = _event_attributes(telemetry, kind, event)
-    attrs[S.SUBSCRIPTION_ID] = telemetry.bound(subscription_id)
+    if (recorded := telemetry.privacy.identifier(subscription_id)) is not None:
+        attrs[S.SUBSCRIPTION_ID] = recorded  # the listening client chose it
     links = [Link(published)] if published is not None else None
     return telemetry.tracer.start_span(S.deliver_span_name(kind), kind=SpanKind.CONSUMER, attributes=attrs, links=links)
 
