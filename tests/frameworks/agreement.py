@@ -11,8 +11,9 @@ alike, with the client's (outcome, boundary) equal to the server's. A framework 
 call itself (dspy checks arguments against the listed schema; mcp-haystack looks a tool's name
 up on the server before it will build the tool) sends nothing for it: no span on either side.
 
-`host_view` runs the ok call over HTTP with mcpobs on neither side, then on both, and returns the
-two serialized results: the host must see the same (invisible to the host).
+`host_views` runs the five calls over HTTP with mcpobs on neither side, on the server only and on
+both, and returns what the host held each time, serialized: it must be the same (invisible to the
+host; a failed call's result is where a server's verdict would show).
 """
 
 from __future__ import annotations
@@ -177,34 +178,39 @@ def serialized(seen: Any) -> Any:
     """What the host holds, as JSON: a pydantic model or dataclass dumped, anything else as JSON would write it."""
     if isinstance(seen, BaseException):
         return {"raised": type(seen).__qualname__, "message": str(seen)}
-    if hasattr(seen, "model_dump"):
-        return seen.model_dump(mode="json")
+    if hasattr(seen, "model_dump"):  # which fields were set too: `_meta` unset is not `_meta: {}`
+        return {
+            "all": seen.model_dump(mode="json", by_alias=True),
+            "set": seen.model_dump(mode="json", by_alias=True, exclude_unset=True),
+        }
     if dataclasses.is_dataclass(seen) and not isinstance(seen, type):
         return json.loads(json.dumps(dataclasses.asdict(seen), default=repr))
     return json.loads(json.dumps(seen, default=repr))
 
 
-async def host_view(adapter: Adapter, kind: str) -> tuple[Any, Any]:
-    """The ok call's result as the host sees it, over HTTP: without mcpobs on either side, then with it on both."""
+SIDES: dict[str, dict[str, Any] | None] = {"neither": None, "server only": {"clients": False}, "both": {}}
+"""Where mcpobs runs (`capture` options; None: not at all)."""
+
+
+async def host_views(adapter: Adapter, kind: str) -> dict[str, list[Any]]:
+    """What the host held for each of the five calls over HTTP, by `SIDES` (the server made after
+    (un)instrumenting, so it is instrumented exactly when its side is)."""
     import mcpobs
     from mcpobs.testing import capture
 
-    _, name, arguments = CALLS[0]
-
-    async def once() -> Any:
-        with serve_http(_app(kind, server(kind))) as base:  # the server made after (un)instrumenting
-            (seen,) = await adapter(base + "/mcp", [(name, arguments)])
-        return serialized(seen)
-
-    mcpobs.uninstrument()
-    without = await once()
-    captured = capture()
-    try:
-        with_mcpobs = await once()
-    finally:
+    views: dict[str, list[Any]] = {}
+    for side, options in SIDES.items():
         mcpobs.uninstrument()
-    assert len(_client_calls(captured)) == 1, "the second run was instrumented"
-    return without, with_mcpobs
+        captured = capture(**options) if options is not None else None
+        try:
+            with serve_http(_app(kind, server(kind))) as base:
+                seen = await adapter(base + "/mcp", [(name, arguments) for _, name, arguments in CALLS])
+        finally:
+            mcpobs.uninstrument()
+        if side == "both":
+            assert captured is not None and _client_calls(captured), "the client side was instrumented"
+        views[side] = [serialized(each) for each in seen]
+    return views
 
 
 def outcomes(seen: list[Any]) -> list[str]:

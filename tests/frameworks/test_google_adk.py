@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agreement import SERVERS, host_view, http_table, listed_as, stdio_table
+from agreement import CALLS, SERVERS, host_views, http_table, listed_as, stdio_table
 from opentelemetry.trace import SpanKind
 
 pytestmark = pytest.mark.anyio
@@ -108,6 +108,9 @@ async def test_google_adk_over_stdio_agrees_with_the_server(adk_spans, server_ki
     _each_call_is_a_child_of_adks_execute_tool_span(adk_spans)
 
 
-async def test_google_adk_holds_the_same_ok_result_with_and_without_mcpobs():
-    without, with_mcpobs = await host_view(google_adk, "mcpserver")
-    assert with_mcpobs == without
+async def test_google_adk_holds_the_same_results_whichever_side_runs_mcpobs():
+    """What ADK hands its flow (the function response its model reads), the failed calls too."""
+    views = await host_views(google_adk, "mcpserver")
+    for side in ("server only", "both"):
+        for (label, _, _), got, want in zip(CALLS, views[side], views["neither"], strict=True):
+            assert got == want, f"mcpobs on {side}, {label}: {got} without mcpobs: {want}"
