@@ -15,12 +15,15 @@ import pytest
 from packaging.requirements import Requirement
 
 import mcpobs
-from mcpobs._core import inventory
+from mcpobs._core import inventory, sdk
 from mcpobs._core.inventory import INVENTORY, Seam
 from mcpobs._core.patches import Changes, Patch
 
 _INSTALLED = [seam for seam in INVENTORY if inventory.applies(seam)]
 """The rows of the releases installed here: each venv of the suite resolves its own line's."""
+
+_LINE = inventory.MCP_2 if sdk.LINE == 2 else inventory.MCP_1
+"""The installed mcp line's gate (scripts/test-sdk1 runs this file on mcp 1.x too)."""
 
 
 @pytest.mark.parametrize("seam", _INSTALLED, ids=lambda seam: seam.where)
@@ -75,9 +78,9 @@ def test_instrument_wraps_exactly_the_inventorys_wrap_rows(mcpobs_telemetry):
 
 def test_a_read_row_that_moved_is_seen():
     """The check above can fail: an attribute the class never sets is not `defined`."""
-    gone = Seam("mcp.server.session:ServerSession._connection_renamed", "read", "test", ("mcp 2.3.0",))
+    gone = Seam("mcp.server.session:ServerSession._connection_renamed", "read", "test", ("mcp 2.3.0",), releases=_LINE)
     assert not inventory.defined(gone)
-    assert inventory.defined(inventory.SESSION_CONNECTION)
+    assert inventory.defined(inventory.SESSION_CONNECTION if sdk.LINE == 2 else inventory.SERVER1_TOOL_CACHE)
 
 
 def test_declared_instruments_match_what_is_tested():
@@ -112,7 +115,9 @@ def test_the_tested_releases_installed_here_warn_of_nothing(caplog):
 
 @pytest.mark.anyio
 async def test_a_moved_seam_warns_once_and_the_rest_still_works(mcpobs_telemetry, caplog):
-    moved = Seam("mcp.server.session:ServerSession.renamed_in_a_later_release", "wrap", "test", ("mcp 2.3.0",))
+    moved = Seam(
+        "mcp.server.session:ServerSession.renamed_in_a_later_release", "wrap", "test", ("mcp 2.3.0",), releases=_LINE
+    )
     calls = []
 
     def counting(wrapped, instance, args, kwargs):
@@ -124,13 +129,12 @@ async def test_a_moved_seam_warns_once_and_the_rest_still_works(mcpobs_telemetry
     caplog.set_level(logging.WARNING, logger="mcpobs")
     for _ in range(2):
         changes = Changes()
-        changes.wrap(
-            [
-                Patch.of(moved, counting),
-                Patch.of(inventory.HANDLER_OWNER, counting),
-            ]
-        )
-        Server("s").get_request_handler("tools/call")
+        if sdk.LINE == 2:
+            changes.wrap([Patch.of(moved, counting), Patch.of(inventory.HANDLER_OWNER, counting)])
+            Server("s").get_request_handler("tools/call")
+        else:
+            changes.wrap([Patch.of(moved, counting), Patch.of(inventory.SERVER1_TOOL_ERROR_RESULT, counting)])
+            Server("s")._make_error_result("the seam that did resolve")
         changes.undo()
     warnings = [r for r in caplog.records if moved.where in r.getMessage()]
     assert len(warnings) == 1, "a moved seam is warned about once per process"
@@ -138,6 +142,7 @@ async def test_a_moved_seam_warns_once_and_the_rest_still_works(mcpobs_telemetry
 
 
 def test_instrument_does_not_import_fastmcp_and_wraps_it_when_it_is_imported():
+    client = "_negotiate" if sdk.LINE == 2 else None  # FastMCP 3's client seams are the 1.x client's to check
     script = """
 import sys, wrapt, mcpobs
 mcpobs.instrument()
@@ -145,10 +150,12 @@ assert "fastmcp" not in sys.modules, "instrument() imported fastmcp"
 from fastmcp.server.server import FastMCP
 from fastmcp.client.client import Client
 assert isinstance(vars(FastMCP)["call_tool"], wrapt.FunctionWrapper)
-assert isinstance(vars(Client)["_negotiate"], wrapt.FunctionWrapper)
+assert {client!r} is None or isinstance(vars(Client)[{client!r}], wrapt.FunctionWrapper)
 mcpobs.uninstrument()
 assert not isinstance(vars(FastMCP)["call_tool"], wrapt.FunctionWrapper)
 print("ok")
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script.replace("{client!r}", repr(client))], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -124,8 +124,15 @@ def instrument_server(server: Any, **options: Unpack[InstrumentOptions]) -> None
     an ``isError`` result (an unknown tool, bad arguments, a crash) counts as ``tool_error``.
     `uninstrument_server(server)` undoes it.
     """
+    from mcpobs._core import sdk
     from mcpobs._core.config import settings_from
     from mcpobs._core.telemetry import Telemetry
+
+    if sdk.LINE != 2:
+        raise ConfigurationError(
+            "instrument_server() puts mcpobs in a server's middleware chain, which mcp 1.x does not have; "
+            "on mcp 1.x call mcpobs.instrument(), which instruments every server (docs/compatibility.md)"
+        )
     from mcpobs._server import setup
 
     settings = settings_from(options)

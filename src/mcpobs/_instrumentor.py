@@ -93,7 +93,19 @@ def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
 
 
 def _sdk1(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
-    """mcp 1.x (1.24 to 1.30): `ClientSession` over its transport functions, and FastMCP 3's `Client`."""
+    """mcp 1.x (1.24 to 1.30): no middleware chain; the server's dispatch, its sessions and its hosts
+    (the lowlevel `Server`, FastMCP 1, FastMCP 3), a server's own requests to its client, and the
+    client (`ClientSession` over its transport functions, and FastMCP 3's `Client`)."""
+    from mcpobs._client import asks1 as _asks1
+    from mcpobs._core import labels as _labels
+    from mcpobs._server import transport as _transport
+    from mcpobs._server.setup1 import ServerSetup1
+
+    _transport.activate(telemetry)
+    changes.on_undo("transport boundary", _transport.deactivate)
+    changes.wrap(ServerSetup1(telemetry, changes).patches())
+    changes.wrap(_asks1.patches(telemetry))
+    changes.on_undo("release bounds", _labels.forget_releases)
     if settings.clients:
         from mcpobs._client import answers1 as _answers1
         from mcpobs._client import catalog as _catalog

@@ -10,3 +10,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))  # tests/sdk1: its own servers and transports
 
 collect_ignore_glob = [] if os.environ.get("MCPOBS_SDK1") == "1" else ["test_*.py"]
+
+if os.environ.get("MCPOBS_SDK1") == "1":
+    from transports1 import telemetry  # noqa: F401  # the server tests' fixture (tests/sdk1/transports1.py)

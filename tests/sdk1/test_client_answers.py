@@ -1,7 +1,7 @@
 """A 1.x server asks its client (elicitation, roots): for that exchange the client is the server.
 
 The client's answer is a SERVER span on the client (in the trace the request carries, else
-linked to the session's handshake) with `mcp.server.operation.duration`; a host that will not
+linked to the session's handshake; the servers here run mcpobs, so they carry it) with `mcp.server.operation.duration`; a host that will not
 answer is a `client_error` with the code it sent.
 """
 
@@ -57,14 +57,17 @@ async def test_each_answer_is_a_server_span_on_the_client_with_its_duration(mcpo
     ) as client:
         result = await client.call_tool("approve_refund", {"order_id": "O-1873"})
     assert result.content[0].text == "accept with 1 roots"  # type: ignore[union-attr]
-    (handshake,) = client_spans(mcpobs_telemetry, "initialize")
+    (call,) = client_spans(mcpobs_telemetry, "tools/call approve_refund")
     for method in ("elicitation/create", "roots/list"):
         (answered,) = mcpobs_telemetry.spans_named(method, SpanKind.SERVER)
         assert answered.attributes[S.OUTCOME] == "ok"
         assert answered.attributes[S.MCP_PROTOCOL_VERSION] == "2025-11-25"
         assert answered.attributes[S.JSONRPC_REQUEST_ID]
-        # a 1.x server sends no trace context: its own trace, linked to the session's handshake
-        assert [link.context.span_id for link in answered.links] == [handshake.context.span_id]
+        # the instrumented 1.x server's own request (its CLIENT span, `_client/asks1.py`) carries
+        # its trace context: the answer is its child, in the tool call's trace, with no link
+        (asked,) = mcpobs_telemetry.spans_named(method, SpanKind.CLIENT)
+        assert answered.parent is not None and answered.parent.span_id == asked.context.span_id
+        assert answered.context.trace_id == call.context.trace_id and not answered.links
     durations = {p.attributes[S.MCP_METHOD_NAME] for p in mcpobs_telemetry.points(S.SERVER_OPERATION_DURATION.name)}
     assert {"elicitation/create", "roots/list"} <= durations
 

@@ -6,6 +6,7 @@ stdio in a subprocess; the spans checked are the client's.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -13,16 +14,17 @@ import anyio
 import mcp.types as types
 import pytest
 import wrapt
-from clients import CALLS, TRANSPORTS, client_spans, outcome_of, session
+from clients import CALLS, EXPECTED, TRANSPORTS, client_spans, outcome_of, session
 from mcp.client.session import ClientSession
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
 from opentelemetry.sdk.trace import SpanProcessor
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 
 import mcpobs
 from mcpobs import semconv as S
 from mcpobs._core import guard as _guard
+from mcpobs.testing import CapturedTelemetry, capture
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore:Use `streamable_http_client`:DeprecationWarning")]
 
@@ -123,9 +125,23 @@ async def test_a_jsonrpc_error_is_an_error_on_the_client_with_its_code(mcpobs_te
     assert mcpobs_telemetry.total(REQUESTS, {S.MCP_METHOD_NAME: "prompts/get", S.ERROR_TYPE: "0"}) == 2
 
 
+@pytest.fixture
+def silent() -> Iterator[CapturedTelemetry]:
+    """mcpobs on both sides, but the in-process server sends no verdict (`send_verdict=False`)."""
+    captured = capture(send_verdict=False)
+    try:
+        yield captured
+    finally:
+        mcpobs.uninstrument()
+        captured.tracer_provider.shutdown()
+        captured.meter_provider.shutdown()
+
+
 @pytest.mark.parametrize("transport", ["memory", "http", "stdio"])
-async def test_a_silent_servers_failures_are_judged_from_the_clients_listing(mcpobs_telemetry, transport):
-    """A 1.x server sends no verdict: the wire says `isError`; the listing places what it can."""
+async def test_a_silent_servers_failures_are_judged_from_the_clients_listing(silent, transport):
+    """A 1.x server that sends no verdict (one without mcpobs, or with `send_verdict=False`): the
+    wire says `isError`; the listing places what it can."""
+    mcpobs_telemetry = silent
     async with session(transport) as client:
         await client.list_tools()
         for _, name, arguments in CALLS:
@@ -142,6 +158,22 @@ async def test_a_silent_servers_failures_are_judged_from_the_clients_listing(mcp
         ("tools/call", "client_error", "discovery", "listing"),
         ("tools/call quote_refund", "client_error", "arguments", "listing"),
     ]
+
+
+@pytest.mark.parametrize("transport", ["memory", "http"])
+async def test_an_instrumented_1x_server_tells_an_instrumented_1x_client_what_it_decided(mcpobs_telemetry, transport):
+    """Both sides on mcp 1.x with mcpobs: the client asks, the server answers each failed call with its
+    verdict, the client takes it out (its host never sees it) and agrees with the server's span."""
+    async with session(transport) as client:  # never listed: only the server can tell them apart
+        results = [await client.call_tool(name, arguments) for _, name, arguments in CALLS]
+    assert all(S.META_VERDICT not in (r.meta or {}) for r in results)
+    calls = [s for s in client_spans(mcpobs_telemetry) if s.name.startswith("tools/call")]
+    served = sorted(
+        (s for s in mcpobs_telemetry.spans() if s.kind is SpanKind.SERVER and s.name.startswith("tools/call")),
+        key=lambda s: s.start_time,
+    )
+    assert [outcome_of(s.attributes) for s in calls] == EXPECTED
+    assert [outcome_of(s.attributes) for s in served] == EXPECTED
 
 
 def schema_liar() -> Server:

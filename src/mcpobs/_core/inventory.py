@@ -50,18 +50,30 @@ def tested(package: str) -> tuple[str, ...]:
 
 
 def untested(package: str, installed: str) -> str | None:
-    """The warning for `installed`, a release of `package` in no minor series tested here; else None."""
+    """The warning for `installed`, a release of `package` outside the series tested here; else None.
 
-    def minor(version: str) -> tuple[str, ...]:
-        return tuple(version.split(".")[:2])
+    A line tested at its two ends (mcp 1.24 and 1.30) covers the minor series between them: 1.27
+    is inside, 1.31 and 1.23 are not. The release suggested is the newest tested one of the
+    installed line (a user on mcp 1.x is not told to take 2.x, which their framework may not allow).
+    """
 
-    if minor(installed) in {minor(v) for v in tested(package)}:
+    def minor(version: str) -> tuple[int, ...]:
+        try:
+            return tuple(int(part) for part in version.split(".")[:2])
+        except ValueError:
+            return ()
+
+    at = minor(installed)
+    line = [minor(v) for v in tested(package) if minor(v)[:1] == at[:1]]
+    if at and line and min(line) <= at <= max(line):
         return None
+    same_line = [v for v in tested(package) if minor(v)[:1] == at[:1]] or list(tested(package))
+    suggested = max(same_line, key=lambda v: tuple(int(p) for p in v.split(".") if p.isdigit()))
     return (
         f"mcpobs: {package} {installed} is installed, but mcpobs is tested with {package} "
         f"{', '.join(sorted(tested(package)))} (declared: {package} {SUPPORTED[package]}). "
         f"It may work (a seam it cannot find is named in a warning and left alone); to be sure, "
-        f"install a tested release, e.g. pip install '{package}=={max(tested(package))}'."
+        f"install a tested release, e.g. pip install '{package}=={suggested}'."
     )
 
 
@@ -250,6 +262,157 @@ FASTMCP_COMPONENTS = read(
     **_FM,
 )
 
+# -- mcp 1.x server (_server/dispatch1.py, sessions1.py, asks1.py, notifications1.py, http1.py) -------
+#
+# 1.x has no middleware chain: a request is observed where the lowlevel `Server` dispatches it, and
+# its outcome where its responder answers (in the same task), before the answer is sent.
+
+_S1 = {"releases": MCP_1}
+SERVER1_HANDLE_REQUEST = wrap(
+    "mcp.server.lowlevel.server:Server._handle_request", "one SERVER span per request (_server/dispatch1.py)", **_S1
+)
+SERVER1_RECEIVED_REQUEST = wrap(
+    "mcp.server.session:ServerSession._received_request",
+    "initialize's span, and a request refused before initialization (_server/dispatch1.py)",
+    **_S1,
+)
+SERVER1_RESPOND = wrap(
+    "mcp.shared.session:RequestResponder.respond",
+    "the outcome read, and the verdict stamped, before the answer is sent (_server/dispatch1.py)",
+    **_S1,
+)
+SERVER1_TOOL_ERROR_RESULT = wrap(
+    "mcp.server.lowlevel.server:Server._make_error_result",
+    "why a lowlevel tools/call failed, before its handler flattens it (_server/dispatch1.py)",
+    **_S1,
+)
+SERVER1_VALIDATE_REQUEST = wrap(
+    "mcp.types:ClientRequest.model_validate",
+    "a request the session refuses before any handler: unknown method, malformed params (_server/dispatch1.py)",
+    **_S1,
+)
+SERVER1_VALIDATE_NOTIFICATION = wrap(
+    "mcp.types:ClientNotification.model_validate", "a cancel's reason (_server/dispatch1.py)", **_S1
+)
+SERVER1_CANCEL = wrap(
+    "mcp.shared.session:RequestResponder.cancel", "the request a cancel names: its reason (_server/dispatch1.py)", **_S1
+)
+SERVER1_REQUEST_HANDLERS = read(
+    "mcp.server.lowlevel.server:Server.request_handlers",
+    "which framework owns a lowlevel Server (_hosts/fastmcp1.py)",
+    **_S1,
+)
+SERVER1_TOOL_CACHE = read(
+    "mcp.server.lowlevel.server:Server._tool_cache",
+    "the tools a lowlevel Server listed itself (_hosts/lowlevel1.py)",
+    **_S1,
+)
+SERVER1_RUN = wrap(
+    "mcp.server.lowlevel.server:Server.run",
+    "one session: its server, id, transport and duration (_server/sessions1.py)",
+    **_S1,
+)
+SERVER1_INITIALIZATION_STATE = read(
+    "mcp.server.session:ServerSession._initialization_state", "a session that never initialized is no session", **_S1
+)
+SERVER1_ASKS = wrap(
+    "mcp.server.session:ServerSession.send_request",
+    "a server's own request to its client: its CLIENT span and `_meta` (_client/asks1.py)",
+    **_S1,
+)
+SERVER1_NEXT_REQUEST_ID = read(
+    "mcp.server.session:ServerSession._request_id",
+    "the id a server's own request goes out with (_client/asks1.py)",
+    **_S1,
+)
+SERVER1_NOTIFY = wrap(
+    "mcp.server.session:ServerSession.send_notification",
+    "resources/updated and list_changed deliveries (_server/notifications1.py)",
+    **_S1,
+)
+SERVER1_PROGRESS = wrap(
+    "mcp.server.session:ServerSession.send_progress_notification", "progress spans (_server/progress.py)", **_S1
+)
+SERVER1_STDIO = wrap("mcp.server.stdio:stdio_server", "stdio: the transport labels of a server served on it", **_S1)
+SERVER1_HTTP_CONNECT = wrap(
+    "mcp.server.streamable_http:StreamableHTTPServerTransport.connect",
+    "a Streamable HTTP session's id and labels, from its start (_server/http1.py)",
+    **_S1,
+)
+SERVER1_HTTP_HANDLE = wrap(
+    "mcp.server.streamable_http_manager:StreamableHTTPSessionManager.handle_request",
+    "the transport boundary of an app mcpobs did not build (a lowlevel Server's) (_server/http1.py)",
+    **_S1,
+)
+SERVER1_SSE_CONNECT = wrap(
+    "mcp.server.sse:SseServerTransport.connect_sse", "an SSE session's labels (_server/http1.py)", **_S1
+)
+SERVER1_SSE_POST = wrap(
+    "mcp.server.sse:SseServerTransport.handle_post_message",
+    "the boundary of an SSE message POST mcpobs did not build the app of (_server/http1.py)",
+    **_S1,
+)
+
+# -- FastMCP 1, `mcp.server.fastmcp` on mcp 1.x (_hosts/fastmcp1.py) -------------------------------
+
+_F1 = "mcp.server.fastmcp.server:FastMCP"
+FASTMCP1_STDIO = wrap(f"{_F1}.run_stdio_async", "stdio: the transport labels", **_S1)
+FASTMCP1_HTTP_APP = wrap(f"{_F1}.streamable_http_app", "its Streamable HTTP app: the transport boundary", **_S1)
+FASTMCP1_SSE_APP = wrap(f"{_F1}.sse_app", "its SSE app: the transport boundary", **_S1)
+FASTMCP1_TOOL_CALL = wrap(
+    "mcp.server.fastmcp.tools.tool_manager:ToolManager.call_tool", "why a tool failed, before it is flattened", **_S1
+)
+FASTMCP1_PROGRESS = wrap(
+    "mcp.server.fastmcp.server:Context.report_progress", "progress spans, also when the caller asked for none", **_S1
+)
+FASTMCP1_LOWLEVEL = read(f"{_F1}._mcp_server", "its lowlevel Server (no public accessor)", **_S1)
+FASTMCP1_TOOLS = read(f"{_F1}._tool_manager", "registered tool names", **_S1)
+FASTMCP1_PROMPTS = read(f"{_F1}._prompt_manager", "registered prompt names", **_S1)
+FASTMCP1_RESOURCES = read(f"{_F1}._resource_manager", "resource count", **_S1)
+
+# -- FastMCP 3, `fastmcp` 3.x on mcp 1.x (_hosts/fastmcp3.py) ---------------------------------------
+
+_FM3 = {"package": "fastmcp", "releases": FASTMCP_3}
+FASTMCP3_RUN = wrap(
+    "fastmcp.server.low_level:LowLevelServer.run",
+    "one session (FastMCP 3 never calls Server.run): its server, id, transport and duration",
+    **_FM3,
+)
+FASTMCP3_HTTP_APP = wrap(
+    "fastmcp.server.mixins.transport:TransportMixin.http_app",
+    "its Streamable HTTP and SSE apps: the transport boundary",
+    **_FM3,
+)
+FASTMCP3_STDIO = wrap(
+    "fastmcp.server.mixins.transport:TransportMixin.run_stdio_async", "stdio: the transport labels", **_FM3
+)
+FASTMCP3_CALL_TOOL = wrap(
+    "fastmcp.server.server:FastMCP.call_tool", "why a tool failed, before it is flattened", **_FM3
+)
+FASTMCP3_PROGRESS = wrap(
+    "fastmcp.server.context:Context.report_progress", "progress spans, also when the caller asked for none", **_FM3
+)
+FASTMCP3_SERVER_TRACER = wrap(
+    "fastmcp.server.telemetry:get_tracer",
+    "one SERVER span per request: FastMCP's own tracer is a no-op inside requests mcpobs records",
+    **_FM3,
+)
+FASTMCP3_SAMPLING_TRACER = wrap(
+    "fastmcp.server.sampling.run:get_tracer",
+    "FastMCP's sampling spans: mcpobs's CLIENT span of the request is the one (no-op inside requests)",
+    **_FM3,
+)
+FASTMCP3_REF = read(
+    "fastmcp.server.low_level:LowLevelServer._fastmcp_ref", "the FastMCP a LowLevelServer serves", **_FM3
+)
+FASTMCP3_LOWLEVEL = read("fastmcp.server.server:FastMCP._mcp_server", "its LowLevelServer (no public accessor)", **_FM3)
+FASTMCP3_LOCAL_PROVIDER = read("fastmcp.server.server:FastMCP._local_provider", "its own components", **_FM3)
+FASTMCP3_COMPONENTS = read(
+    "fastmcp.server.providers.local_provider.local_provider:LocalProvider._components",
+    "registered tool, prompt and resource names, live",
+    **_FM3,
+)
+
 # -- inside a request (_server/) -------------------------------------------------------------------
 
 REPORT_PROGRESS = wrap("mcp.server.session:ServerSession.report_progress", "progress spans (_server/progress.py)")
@@ -428,7 +591,6 @@ HTTP1_TERMINATED = wrap(f"{_HTTP1}._send_session_terminated_error", "a 404: the 
 
 # -- fastmcp.Client 3.x (_client/fastmcp3.py) ------------------------------------------------------
 
-_FM3 = {"package": "fastmcp", "releases": FASTMCP_3}
 FASTMCP3_CLIENT_TRACER = wrap(
     "fastmcp.client.telemetry:get_tracer", "one CLIENT span per call: FastMCP's own made no-op", **_FM3
 )

@@ -20,7 +20,7 @@ from mcpobs import semconv
 from mcpobs._core import privacy as _privacy
 from mcpobs._core.methods import CALLER_MISTAKES, code_label
 from mcpobs._core.privacy import Privacy
-from mcpobs._core.sdk import ProtocolError, is_input_required
+from mcpobs._core.sdk import IS_ERROR, ProtocolError, is_input_required
 from mcpobs.semconv import Boundary, Outcome
 
 
@@ -201,4 +201,4 @@ def from_result(result: object, method: str, tool_failure: Classification | None
 def _is_error_result(result: object) -> bool:
     if isinstance(result, Mapping):
         return cast("Mapping[str, object]", result).get("isError") is True
-    return getattr(result, "is_error", False) is True
+    return getattr(result, IS_ERROR, False) is True

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import wrapt
 from opentelemetry import context as otel_context
@@ -53,6 +53,9 @@ class Patch:
 class Applied:
     owner: Any
     attribute: str
+    inherited: bool = False
+    """The class had the function from a base only (mcp 1.x's `ServerSession.send_request` is
+    `BaseSession`'s): undoing deletes the wrapper rather than pinning the base's function on the class."""
 
 
 def _enabled_check() -> Callable[[], bool]:
@@ -130,8 +133,9 @@ class Changes:
         if found is None:
             return
         owner, attribute = found
+        inherited = isinstance(owner, type) and attribute not in vars(owner)
         wrapt.wrap_function_wrapper(owner, attribute, patch.wrapper if patch.setup else _honouring(patch.wrapper, self))
-        self.wrapped.append(Applied(owner, attribute))
+        self.wrapped.append(Applied(owner, attribute, inherited))
 
     def on_undo(self, where: str, undo: Callable[..., None], target: Any = None) -> None:
         """Record how to undo a change just made; `undo(target)` runs only if `target` still lives.
@@ -149,7 +153,13 @@ class Changes:
         self.active = False
         for item in reversed(self.wrapped):
             with guarded("unwrap " + item.attribute):
-                unwrap(item.owner, item.attribute)
+                owned = cast("dict[str, object]", vars(item.owner)) if item.inherited else {}
+                held = owned.get(item.attribute)
+                inner: Any = getattr(held, "__wrapped__", None)
+                if isinstance(held, wrapt.FunctionWrapper) and not isinstance(inner, wrapt.ObjectProxy):
+                    delattr(item.owner, item.attribute)  # ours, on top of the base's own: inherited again
+                else:
+                    unwrap(item.owner, item.attribute)
         self.wrapped = []
         steps, self._undo = self._undo, []
         for where, ref, undo in reversed(steps):

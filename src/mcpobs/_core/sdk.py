@@ -44,6 +44,7 @@ if TYPE_CHECKING or LINE == 2:  # type-checked as 2.x, the development line (pyr
     from mcp_types.methods import is_input_required
 
     CLIENT_REQUESTS = frozenset(_methods.SPEC_CLIENT_METHODS)
+    PARSED_CLIENT_REQUESTS = CLIENT_REQUESTS
     CLIENT_NOTIFICATIONS = frozenset(_methods.SPEC_CLIENT_NOTIFICATION_METHODS)
     SERVER_REQUESTS = frozenset(method for method, _revision in _methods.SERVER_REQUESTS)
     ROUND_METHODS = frozenset(_methods.INPUT_REQUIRED_METHODS)
@@ -52,12 +53,13 @@ if TYPE_CHECKING or LINE == 2:  # type-checked as 2.x, the development line (pyr
 
     # The model fields the lines spell differently (2.x snake_case, 1.x the wire's camelCase):
     # CallToolResult's error flag, InitializeResult's revision and server identity, a listing's
-    # cursor, a Tool's input schema.
+    # cursor, a Tool's input schema, InitializeRequestParams' client identity.
     IS_ERROR = "is_error"
     PROTOCOL_VERSION = "protocol_version"
     NEXT_CURSOR = "next_cursor"
     INPUT_SCHEMA = "input_schema"
     SERVER_INFO = "server_info"
+    CLIENT_INFO = "client_info"
 else:
     from mcp import types as _types
     from mcp.shared.exceptions import McpError as ProtocolError
@@ -82,8 +84,10 @@ else:
         members = get_args(union.model_fields["root"].annotation)
         return frozenset(cast(str, get_args(m.model_fields["method"].annotation)[0]) for m in members)
 
+    PARSED_CLIENT_REQUESTS = _methods_of(_types.ClientRequest)
+    """The requests the installed SDK parses; any other is refused before a handler sees it."""
     # A 2.x client's own requests reach a 1.x server too (its `server/discover` probe): named, not `_OTHER`.
-    CLIENT_REQUESTS = _methods_of(_types.ClientRequest) | {"server/discover", "subscriptions/listen"}
+    CLIENT_REQUESTS = PARSED_CLIENT_REQUESTS | {"server/discover", "subscriptions/listen"}
     CLIENT_NOTIFICATIONS = _methods_of(_types.ClientNotification)
     SERVER_REQUESTS = _methods_of(_types.ServerRequest)
     ROUND_METHODS = frozenset[str]()
@@ -95,12 +99,14 @@ else:
     NEXT_CURSOR = "nextCursor"
     INPUT_SCHEMA = "inputSchema"
     SERVER_INFO = "serverInfo"
+    CLIENT_INFO = "clientInfo"
 
 tool_result_is_error: Any = attrgetter(IS_ERROR)
 """`CallToolResult.is_error` (2.x) / `.isError` (1.x), read on every tool call: one C call, no lookup of the name."""
 
 
 __all__ = [
+    "CLIENT_INFO",
     "CLIENT_NOTIFICATIONS",
     "CLIENT_REQUESTS",
     "INPUT_SCHEMA",
@@ -110,6 +116,7 @@ __all__ = [
     "LINE",
     "MODERN_PROTOCOL_VERSIONS",
     "NEXT_CURSOR",
+    "PARSED_CLIENT_REQUESTS",
     "PROTOCOL_REVISIONS",
     "PROTOCOL_VERSION",
     "REQUEST_TIMEOUT",

@@ -42,24 +42,30 @@ _HTTP_TRANSPORTS = frozenset({"streamable-http"})
 class FastMCPHost(Host):
     name = "FastMCP"
     drops_sdk_span_middleware = True
+    _ref = I.FASTMCP_REF
+    _lowlevel = I.FASTMCP_LOWLEVEL
+    _local_provider = I.FASTMCP_LOCAL_PROVIDER
+    _components = I.FASTMCP_COMPONENTS
+    """The private attributes read, by their rows (FastMCP 3 has them too, under rows of its own)."""
 
     def is_owner(self, obj: object) -> bool:
         cls = _fastmcp_class()
         return cls is not None and isinstance(obj, cls)
 
     def owner_of(self, server: Any) -> Any | None:
-        ref = getattr(server, I.FASTMCP_REF.attribute, None)
+        ref = getattr(server, self._ref.attribute, None)
         owner = ref() if callable(ref) else None
         return owner if owner is not None and self.is_owner(owner) else None
 
     def lowlevel_of(self, owner: Any) -> Any:
-        return getattr(owner, I.FASTMCP_LOWLEVEL.attribute)
+        return getattr(owner, self._lowlevel.attribute)
 
     def know_names(self, names: ServerNames, owner: Any) -> None:
-        provider = getattr(owner, I.FASTMCP_LOCAL_PROVIDER.attribute)
+        provider = getattr(owner, self._local_provider.attribute)
+        attribute = self._components.attribute
 
         def components() -> dict[str, Any]:  # read each time: the provider's own dict, whatever it is now
-            return getattr(provider, I.FASTMCP_COMPONENTS.attribute)
+            return getattr(provider, attribute)
 
         def registered(kind: str) -> Any:
             def lookup(name: str) -> Any:

@@ -38,7 +38,7 @@ class Setup(Protocol):
         """Point a framework server's middleware at its registries and count its rounds."""
         ...
 
-    def watch_app(self, app: Any, server: Any, path: str | None = None) -> None:
+    def watch_app(self, app: Any, server: Any, path: str | tuple[str, ...] | None = None) -> None:
         """The transport boundary on an app serving `server`."""
         ...
 
@@ -72,7 +72,7 @@ class Host:
 
         A lowlevel `Server` runs on stdio inside `async with stdio_server()`: that block is labelled.
         """
-        return [Patch.of(I.STDIO_SERVER, _on_stdio)]
+        return [Patch.of(I.STDIO_SERVER, on_stdio)]
 
 
 async def outermost_tool_call(
@@ -95,11 +95,12 @@ async def outermost_tool_call(
         state.tool_depth -= 1
 
 
-def _on_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    return _Labelled(wrapped(*args, **kwargs), PIPE)
+def on_stdio(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """Wraps a `stdio_server()`-like context manager factory: its block is labelled `pipe`."""
+    return Labelled(wrapped(*args, **kwargs), PIPE)
 
 
-class _Labelled:
+class Labelled:
     """An async context manager whose block knows its transport's labels (`state.transport()`)."""
 
     __slots__ = ("_inner", "_network", "_token")

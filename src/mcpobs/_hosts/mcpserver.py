@@ -22,7 +22,6 @@ from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
 from mcpobs._hosts.host import Host, Setup
 from mcpobs._server import state as _state
-from mcpobs._server import subscriptions as _subscriptions
 
 
 class MCPServerHost(Host):
@@ -61,6 +60,8 @@ class MCPServerHost(Host):
     def patches(self, setup: Setup) -> list[Patch]:
         def mcpserver_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
             """Wraps `MCPServer.__init__`: the bus before (the listen handler takes it there), the rest after."""
+            from mcpobs._server import subscriptions as _subscriptions  # mcp 2.x's bus: imported on that line only
+
             try:
                 kwargs = _subscriptions.observe_bus(kwargs)
             except Exception as exc:

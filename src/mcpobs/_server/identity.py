@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from mcpobs import semconv as S
+from mcpobs._core.sdk import CLIENT_INFO as _CLIENT_INFO
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._core.text import for_log
 
@@ -41,7 +42,7 @@ def peer_attributes(peer: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> N
 def client_attributes(session: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> None:
     """Client name and version (the client's words: through the privacy step; span attributes only)."""
     params = session.client_params
-    info = params.client_info if params is not None else None
+    info = getattr(params, _CLIENT_INFO) if params is not None else None
     if info is not None:
         name = telemetry.privacy.name  # every server span: no helper call in between
         if (recorded := name(info.name)) is not None:
@@ -72,7 +73,8 @@ def describe_session(ctx: Any, result: Any, offered: Mapping[str, int | None], t
     if isinstance(client, Mapping):
         client = cast("Mapping[str, Any]", client)
     else:
-        info = ctx.session.client_params.client_info if ctx.session.client_params is not None else None
+        sent = ctx.session.client_params
+        info = getattr(sent, _CLIENT_INFO) if sent is not None else None
         client = {"name": info.name, "version": info.version} if info is not None else {}
     result = cast("Mapping[str, Any]", result) if isinstance(result, Mapping) else {}
     declared: Iterable[str] = result.get("capabilities") or {}

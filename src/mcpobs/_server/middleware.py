@@ -86,7 +86,15 @@ class _Call:
 
 
 class ServerMiddleware:
-    """A `ServerMiddleware` for one server: spans, outcome and metrics for each message."""
+    """A `ServerMiddleware` for one server: spans, outcome and metrics for each message.
+
+    Its parts serve both SDK lines: on mcp 2.x the SDK calls it as the outermost middleware of
+    the server's chain (`__call__`); on mcp 1.x, which has no chain, `_server/dispatch1.py`
+    drives the same steps from where the lowlevel `Server` dispatches a request and where its
+    responder answers: `_start` (the span, the request's state), `_finish` (the one
+    classification, the span's end, the metrics), `stamped` (the verdict), `_leave`.
+    `ctx` is the SDK's `ServerRequestContext` on 2.x and a view with the same names on 1.x.
+    """
 
     def __init__(self, telemetry: Telemetry, server: Any) -> None:
         self.telemetry = telemetry
@@ -133,14 +141,25 @@ class ServerMiddleware:
             raise
         self._leave(call)
         cls = self._finish(call, ctx, result, None)
-        if cls is not _outcome.OK and cls is not None and call.verdict_asked and self._verdict:
-            try:  # a failed call only: the ok path pays one identity check
-                if cls.outcome not in _verdict.FAILED:
-                    return result
-                return _verdict.stamp(result, cls)
-            except Exception as err:
-                report("server verdict", err)
+        if cls is not _outcome.OK and cls is not None:  # the ok path pays one identity check
+            return self.stamped(call, ctx, result, cls)
         return result
+
+    def stamped(self, call: _Call, ctx: Any, result: Any, cls: Classification) -> Any:
+        """`result` with the verdict on `cls` in its `_meta` when one is sent (`_core/verdict.py`); else `result`.
+
+        The one place the server decides whether to send it, for both lines (mcp 1.x stamps the
+        typed result its responder is about to send): only when the client asked, on a failed call.
+        """
+        if not call.verdict_asked or not self._verdict:  # asked on a tools/call only (`_start`)
+            return result
+        try:
+            if cls.outcome not in _verdict.FAILED:
+                return result
+            return _verdict.stamp(result, cls)
+        except Exception as err:
+            report("server verdict", err)
+            return result
 
     # -- before -----------------------------------------------------------------------------
 
@@ -173,7 +192,7 @@ class ServerMiddleware:
             _transport.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
             network = self._http_network(request)
             if method == "initialize":
-                _sessions.note_network(getattr(ctx.session, I.SESSION_CONNECTION.attribute), network)
+                self._note_network(ctx, network)
         else:
             network = _state.transport()
             if ctx.request_id is not None:
@@ -204,6 +223,10 @@ class ServerMiddleware:
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
         return _Call(method, target, labels_key, span, ctx.session, verdict_asked)
+
+    def _note_network(self, ctx: Any, network: Network | None) -> None:
+        """The session's network labels, as its `initialize` request saw them (its duration's labels)."""
+        _sessions.note_network(getattr(ctx.session, I.SESSION_CONNECTION.attribute), network)
 
     def _http_network(self, request: Any) -> Network | None:
         version = getattr(request, "scope", {}).get("http_version")
@@ -280,7 +303,7 @@ class ServerMiddleware:
                 cls = _outcome.from_exception(
                     exc, call.method, _initialized(ctx), self._mistake(call, ctx.params), in_handler
                 )
-                if cls is _outcome.CANCELLED and (reason := _cancellation.reason(ctx)) is not None:
+                if cls is _outcome.CANCELLED and (reason := self._cancel_reason(ctx)) is not None:
                     # the peer's text: an error message like any other (opt-in, through `redact`)
                     recorded = self.telemetry.privacy.message(reason, S.MAX_REASON_LENGTH)
                     attrs = {S.CANCEL_REASON: recorded} if recorded else None
@@ -313,6 +336,10 @@ class ServerMiddleware:
         except Exception as err:
             report("server metrics", err)
         return cls
+
+    def _cancel_reason(self, ctx: Any) -> str | None:
+        """The reason the peer gave for cancelling the request, if it gave one (bounded)."""
+        return _cancellation.reason(ctx)
 
     def _mistake(self, call: _Call, params: Any) -> Classification | None:
         """What the caller got wrong that a handler may answer with a plain exception, if anything."""

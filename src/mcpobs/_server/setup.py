@@ -128,7 +128,7 @@ class ServerSetup:
             self.watch_app(app, instance)
         return app
 
-    def watch_app(self, app: Any, server: Any, path: str | None = None) -> None:
+    def watch_app(self, app: Any, server: Any, path: str | tuple[str, ...] | None = None) -> None:
         """The transport boundary on an app serving `server` (only its MCP endpoint `path`, if given)."""
         _transport.install(app, server, self.telemetry, path)
         self.changes.on_undo("transport boundary removal", _transport.uninstall, app)

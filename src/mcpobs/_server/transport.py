@@ -83,26 +83,40 @@ def mark_reached(method: str) -> None:
         exchange.reached.add(method)
 
 
+def watching() -> bool:
+    """Whether a boundary already watches the HTTP request this context serves."""
+    return _exchange.get() is not None
+
+
 class TransportBoundary:
     """ASGI middleware recording the requests the transport itself refused."""
 
     def __init__(
-        self, app: Any, telemetry: Telemetry, server_attributes: dict[str, str], path: str | None = None
+        self,
+        app: Any,
+        telemetry: Telemetry,
+        server_attributes: dict[str, str],
+        path: str | tuple[str, ...] | None = None,
     ) -> None:
         self.app = app
         self.telemetry = telemetry
         self.server_attributes = server_attributes
-        self.path = path.rstrip("/") if path is not None else None
-        """The MCP endpoint (also when the app is mounted under a prefix), when the app serves other routes too (a FastMCP app's custom routes)."""
+        paths = (path,) if isinstance(path, str) else path
+        self.path = tuple(p.rstrip("/") for p in paths) if paths else None
+        """The MCP endpoints (also when the app is mounted under a prefix), when the app serves other
+        routes too (a FastMCP app's custom routes); an SSE app has two (its stream, its messages)."""
 
     def _on_endpoint(self, scope: Any) -> bool:
         if self.path is None:
             return True
         path: str = scope.get("path", "")
-        if self.path:  # also under a mount's prefix
-            return path.rstrip("/").endswith(self.path)
-        root: str = scope.get("root_path", "")  # served at "/": the app's own root only
-        return path.removeprefix(root).strip("/") == ""
+        for endpoint in self.path:
+            if endpoint:  # also under a mount's prefix
+                if path.rstrip("/").endswith(endpoint):
+                    return True
+            elif path.removeprefix(scope.get("root_path", "")).strip("/") == "":  # served at "/": the app's root only
+                return True
+        return False
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or _active is not self.telemetry or not self._on_endpoint(scope):
@@ -231,12 +245,12 @@ def activate(telemetry: Telemetry) -> None:
     _active = telemetry
 
 
-def install(app: Any, server: Any, telemetry: Telemetry, path: str | None = None) -> None:
+def install(app: Any, server: Any, telemetry: Telemetry, path: str | tuple[str, ...] | None = None) -> None:
     """Add the boundary to an app serving `server` (`Server.streamable_http_app()`, a framework's own).
 
     Without `path`, the boundary watches the route that serves the SDK's endpoint, found in the
     app's routes (the app may serve custom routes and OAuth endpoints beside it), or, if none is
-    found, every request.
+    found, every request. An SSE app (mcp 1.x) names its two endpoints.
     """
     described = server_attributes(server, telemetry)
     if path is None:
@@ -272,14 +286,17 @@ def uninstall(app: Any) -> None:
 # drops). The same refusals over HTTP are spans at the transport boundary; here they are too.
 
 
-def _refused_on_stream(method: object, meta: Any, code: int | None) -> None:
+def refused_in_session(method: object, meta: Any, code: int | None, boundary: Boundary | None = None) -> None:
+    """One SERVER span and count for a request the SDK refused before any handler saw it: on a
+    stream (stdio's envelope and version checks), or in a 1.x session (an unknown method,
+    malformed params, a request before `initialize`), where no HTTP boundary sees it either.
+    `boundary`: where it stopped, when the code does not say (`version` or `transport` otherwise)."""
     telemetry = _active
     if telemetry is None:
         return
-    from mcpobs._server import state as _state
-
     known = method if method in SPEC_METHODS else S.OTHER
-    boundary = Boundary.VERSION if code == S.UNSUPPORTED_PROTOCOL_VERSION else Boundary.TRANSPORT
+    if boundary is None:
+        boundary = Boundary.VERSION if code == S.UNSUPPORTED_PROTOCOL_VERSION else Boundary.TRANSPORT
     labels: dict[str, Any] = {
         S.MCP_METHOD_NAME: known,
         S.OUTCOME: Outcome.CLIENT_ERROR.value,
@@ -309,14 +326,14 @@ def _classify_inbound(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> An
             body: Any = args[0] if args else kwargs.get("body") or {}
             params: object = body.get("params")
             meta = cast("dict[str, object]", params).get("_meta") if isinstance(params, dict) else None
-            _refused_on_stream(body.get("method"), meta, route.code)
+            refused_in_session(body.get("method"), meta, route.code)
     return route
 
 
 async def _not_jsonrpc(exc: Exception) -> None:
     """The stdio dispatcher's observer for a line that is not JSON-RPC (nothing answers it)."""
     with guarded("stream refusal"):
-        _refused_on_stream(None, None, None)
+        refused_in_session(None, None, None)
 
 
 def _dispatcher_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
