@@ -160,62 +160,10 @@ def fastmcp1_shop(name: str = "shop", version: str = "1.0.0") -> Any:
         warnings.simplefilter("ignore")
         from mcp.server.fastmcp import Context, FastMCP
         from mcp.server.fastmcp.exceptions import ToolError
-    from pydantic import BaseModel
-
-    class Approval(BaseModel):
-        approved: bool
 
     mcp = FastMCP(name)
     mcp._mcp_server.version = version  # FastMCP 1 takes no version; its lowlevel server does
-
-    @mcp.tool()
-    def get_order_status(order_id: str) -> str:
-        """Look up one order's status."""
-        if order_id not in ORDERS:
-            raise ToolError(f"Unknown order {order_id}; call find_orders first.")
-        return ORDERS[order_id]
-
-    @mcp.tool()
-    def quote_refund(order_id: str, amount_cents: int) -> str:
-        """Quote a refund; crashes on a bug for negative amounts."""
-        if amount_cents < 0:
-            raise RuntimeError("refund ledger corrupted")
-        return f"refund of {amount_cents} for {order_id}"
-
-    @mcp.tool()
-    async def slow_export(ctx: Context, rows: int = 5) -> str:
-        for i in range(rows):
-            await ctx.report_progress(i + 1, rows, f"exported {i + 1}/{rows}")
-        return "done"
-
-    @mcp.tool()
-    async def wait_for_stock(sku: str) -> str:
-        await anyio.sleep(60)
-        return f"{sku} in stock"
-
-    @mcp.tool()
-    async def approve_refund(ctx: Context, order_id: str) -> str:
-        answer = await ctx.elicit(f"Approve the refund for {order_id}?", Approval)
-        return f"approved: {getattr(answer, 'data', None) and answer.data.approved}"
-
-    @mcp.tool()
-    async def draft_apology(ctx: Context, order_id: str) -> str:
-        return await _sample(ctx.session)
-
-    @mcp.tool()
-    async def restock(ctx: Context) -> str:
-        await ctx.session.send_resource_updated(CATALOG)
-        return "restocked"
-
-    @mcp.prompt()
-    def refund_reply(customer: str) -> str:
-        return f"Dear {customer}, your refund is on its way."
-
-    @mcp.resource(CATALOG)
-    def catalog() -> str:
-        return "KG-1031 garden hose"
-
-    return mcp
+    return _fastmcp_shop(mcp, Context, ToolError)
 
 
 # -- FastMCP 3 (fastmcp 3.x) ---------------------------------------------------------------------
@@ -224,12 +172,16 @@ def fastmcp1_shop(name: str = "shop", version: str = "1.0.0") -> Any:
 def fastmcp3_shop(name: str = "shop", version: str = "1.0.0") -> Any:
     from fastmcp import Context, FastMCP
     from fastmcp.exceptions import ToolError
+
+    return _fastmcp_shop(FastMCP(name, version=version), Context, ToolError)
+
+
+def _fastmcp_shop(mcp: Any, Context: Any, ToolError: Any) -> Any:
+    """The shop's tools, prompt and resource on a FastMCP of either flavour: their decorators are the same."""
     from pydantic import BaseModel
 
     class Approval(BaseModel):
         approved: bool
-
-    mcp = FastMCP(name, version=version)
 
     @mcp.tool()
     def get_order_status(order_id: str) -> str:

@@ -339,5 +339,23 @@ def leave(tokens: tuple[Any, Any]) -> None:
         report("client context detach", exc)
 
 
+async def run(call: ClientCall | None, wrapped: Any, args: Any, kwargs: Any) -> Any:
+    """Send through `wrapped` with `call` current, and end it as the send ended (no call: just send)."""
+    if call is None:
+        return await wrapped(*args, **kwargs)
+    tokens = enter(call)
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        leave(tokens)
+        call.failed(exc)
+        call.end(exc)
+        raise
+    leave(tokens)
+    result = call.replied(result)
+    call.end()
+    return result
+
+
 sending = cast("Callable[[], ClientCall | None]", _outbound.sending)
 """The mcpobs client request being written in this context, if its span is current (`_core/outbound.py`)."""

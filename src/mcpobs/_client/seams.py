@@ -64,13 +64,13 @@ class ClientSeams:
             call = self.spans.open(instance, request.method, params, version, request)
         except Exception as exc:
             report("client span start", exc)
-        return await self._run(call, wrapped, args, kwargs)
+        return await calls.run(call, wrapped, args, kwargs)
 
     async def send_discover(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.send_discover`, which bypasses `send_request`."""
         version = args[0] if args else kwargs.get("version")
         call = self.spans.try_open(instance, "server/discover", version, Outbound("server/discover"))
-        return await self._run(call, wrapped, args, kwargs)
+        return await calls.run(call, wrapped, args, kwargs)
 
     async def send_notification(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.send_notification`: notifications join the trace too."""
@@ -80,23 +80,7 @@ class ClientSeams:
             call = self.spans.open(instance, notification.method, None, None, notification)
         except Exception as exc:
             report("client notification span", exc)
-        return await self._run(call, wrapped, args, kwargs)
-
-    async def _run(self, call: ClientCall | None, wrapped: Any, args: Any, kwargs: Any) -> Any:
-        if call is None:
-            return await wrapped(*args, **kwargs)
-        tokens = calls.enter(call)
-        try:
-            result = await wrapped(*args, **kwargs)
-        except BaseException as exc:
-            calls.leave(tokens)
-            call.failed(exc)
-            call.end(exc)
-            raise
-        calls.leave(tokens)
-        result = call.replied(result)
-        call.end()
-        return result
+        return await calls.run(call, wrapped, args, kwargs)
 
     async def call_tool(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.call_tool`: its span also covers output-schema validation.

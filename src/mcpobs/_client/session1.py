@@ -162,20 +162,7 @@ class Session1Seams:
                     kwargs = {**kwargs, "notification": stamped}
         except Exception as exc:
             report("client notification span", exc)
-        if call is None:
-            return await wrapped(*args, **kwargs)
-        tokens = calls.enter(call)
-        try:
-            result = await wrapped(*args, **kwargs)
-        except BaseException as exc:
-            calls.leave(tokens)
-            call.failed(exc)
-            call.end(exc)
-            raise
-        calls.leave(tokens)
-        result = call.replied(result)
-        call.end()
-        return result
+        return await calls.run(call, wrapped, args, kwargs)
 
     async def initialize(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.initialize`: its span also covers the SDK's version check.

@@ -27,7 +27,7 @@ from mcpobs._core.names import ServerNames
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
-from mcpobs._hosts.host import Host, Setup
+from mcpobs._hosts.host import Host, Setup, know_managers
 from mcpobs._server import progress as _progress
 from mcpobs._server import state as _state
 from mcpobs._server.dispatch1 import tool_exception
@@ -63,20 +63,12 @@ class FastMCP1Host(Host):
         return getattr(owner, I.FASTMCP1_LOWLEVEL.attribute)
 
     def know_names(self, names: ServerNames, owner: Any) -> None:
-        tools = getattr(owner, I.FASTMCP1_TOOLS.attribute)
-        prompts = getattr(owner, I.FASTMCP1_PROMPTS.attribute)
-        resources = getattr(owner, I.FASTMCP1_RESOURCES.attribute)
-        names.tool_lookup = tools.get_tool
-        names.prompt_lookup = prompts.get_prompt
-
-        def offered() -> dict[str, int]:
-            return {
-                "tools": len(tools.list_tools()),
-                "prompts": len(prompts.list_prompts()),
-                "resources": len(resources.list_resources()),
-            }
-
-        names.offered = offered
+        know_managers(
+            names,
+            getattr(owner, I.FASTMCP1_TOOLS.attribute),
+            getattr(owner, I.FASTMCP1_PROMPTS.attribute),
+            getattr(owner, I.FASTMCP1_RESOURCES.attribute),
+        )
 
     def patches(self, setup: Setup) -> list[Patch]:
         telemetry: Telemetry = setup.telemetry

@@ -75,6 +75,21 @@ class Host:
         return [Patch.of(I.STDIO_SERVER, on_stdio)]
 
 
+def know_managers(names: ServerNames, tools: Any, prompts: Any, resources: Any) -> None:
+    """Point `names` at the SDK's tool, prompt and resource managers (`MCPServer`'s, FastMCP 1's: one API)."""
+    names.tool_lookup = tools.get_tool
+    names.prompt_lookup = prompts.get_prompt
+
+    def offered() -> dict[str, int]:
+        return {
+            "tools": len(tools.list_tools()),
+            "prompts": len(prompts.list_prompts()),
+            "resources": len(resources.list_resources()),
+        }
+
+    names.offered = offered
+
+
 async def outermost_tool_call(
     state: _state.RequestState,
     why: Callable[[BaseException], tuple[Classification | None, BaseException | None]],

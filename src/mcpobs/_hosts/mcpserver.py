@@ -20,7 +20,7 @@ from mcpobs._core.labels import PIPE
 from mcpobs._core.names import ServerNames
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
-from mcpobs._hosts.host import Host, Setup
+from mcpobs._hosts.host import Host, Setup, know_managers
 from mcpobs._server import state as _state
 
 
@@ -42,20 +42,12 @@ class MCPServerHost(Host):
         return getattr(owner, I.MCPSERVER_LOWLEVEL.attribute)
 
     def know_names(self, names: ServerNames, owner: Any) -> None:
-        tools = getattr(owner, I.MCPSERVER_TOOLS.attribute)
-        prompts = getattr(owner, I.MCPSERVER_PROMPTS.attribute)
-        resources = getattr(owner, I.MCPSERVER_RESOURCES.attribute)
-        names.tool_lookup = tools.get_tool
-        names.prompt_lookup = prompts.get_prompt
-
-        def offered() -> dict[str, int]:
-            return {
-                "tools": len(tools.list_tools()),
-                "prompts": len(prompts.list_prompts()),
-                "resources": len(resources.list_resources()),
-            }
-
-        names.offered = offered
+        know_managers(
+            names,
+            getattr(owner, I.MCPSERVER_TOOLS.attribute),
+            getattr(owner, I.MCPSERVER_PROMPTS.attribute),
+            getattr(owner, I.MCPSERVER_RESOURCES.attribute),
+        )
 
     def patches(self, setup: Setup) -> list[Patch]:
         def mcpserver_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
