@@ -38,10 +38,9 @@ CANCELLED_MESSAGE = "Request cancelled"
 OUTPUT_VALIDATION = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, S.OUTPUT_VALIDATION)
 TIMED_OUT = Classification(Outcome.SERVER_ERROR, None, S.TIMEOUT, REQUEST_TIMEOUT, sample=False)
 TOOL_ERROR = Classification(Outcome.TOOL_ERROR, Boundary.HANDLER, S.TOOL_ERROR)
-GONE = Classification(
-    Outcome.SERVER_ERROR, Boundary.TRANSPORT, code_label(CONNECTION_CLOSED), CONNECTION_CLOSED, sample=False
-)
-"""The connection closed under the request: the server went away."""
+GONE = Classification(Outcome.STOPPED, Boundary.TRANSPORT, S.SERVER_STOPPED, CONNECTION_CLOSED, sample=False)
+"""The connection closed under the request: the server stopped (or went away) while it ran, the
+outcome and `error.type` its own span says (`_core/stop.py`)."""
 UNSUPPORTED_VERSION = Classification(Outcome.CLIENT_ERROR, Boundary.VERSION, "RuntimeError")
 """`initialize` answered with a revision the client does not speak (the SDK raises locally)."""
 

@@ -37,6 +37,9 @@ FASTMCP_TESTED = ("4.2.3", "4.1.7", "3.4.11")
 """The `fastmcp` releases the FastMCP rows are resolved on (4.1.x in a separate venv, see docs/fastmcp.md;
 3.4.x beside mcp 1.x in scripts/test-sdk1's)."""
 
+UVICORN_TESTED = ("0.55.0",)
+"""The `uvicorn` release its rows (where a stop begins, `_core/stop_points.py`) are resolved on (the dev pin)."""
+
 SUPPORTED = {"mcp": ">= 1.24.0, < 3", "fastmcp": ">= 3.4, < 5"}
 """The ranges mcpobs declares: `mcp` is required (`MCPInstrumentor.instrumentation_dependencies`);
 `fastmcp` is adapted to when installed."""
@@ -46,7 +49,7 @@ _DISTRIBUTIONS = {"mcp": ("mcp",), "fastmcp": ("fastmcp", "fastmcp-slim")}
 
 
 def tested(package: str) -> tuple[str, ...]:
-    return MCP_TESTED if package == "mcp" else FASTMCP_TESTED
+    return {"mcp": MCP_TESTED, "uvicorn": UVICORN_TESTED}.get(package, FASTMCP_TESTED)
 
 
 def untested(package: str, installed: str) -> str | None:
@@ -110,7 +113,9 @@ MCP_1 = ">=1.24,<2"
 """The mcp 1.x line's rows (1.24 to 1.30: `ClientSession` over its transport functions, `McpError`, `mcp.types`)."""
 FASTMCP_3 = ">=3.4,<4"
 """FastMCP 3's rows (on mcp 1.x)."""
-_DEFAULT_RELEASES = {"mcp": MCP_2, "fastmcp": FASTMCP_4}
+UVICORN = ">=0.30,<1"
+"""uvicorn's rows: the releases whose `Server` handles SIGTERM in `handle_exit` and drains in `shutdown`."""
+_DEFAULT_RELEASES = {"mcp": MCP_2, "fastmcp": FASTMCP_4, "uvicorn": UVICORN}
 
 
 @cache
@@ -442,6 +447,17 @@ HTTP_ASGI_APP = wrap(
 LIFESPAN_END = wrap(
     "mcp.server.streamable_http_manager:StreamableHTTPSessionManager.run",
     "the end of an HTTP app's lifespan: flush before a worker stops (_server/lifespan.py)",
+)
+# -- where a stop begins (_core/stop_points.py): any process uvicorn serves, MCP server or not ------
+
+_UV = {"package": "uvicorn"}
+UVICORN_EXIT = wrap(
+    "uvicorn.server:Server.handle_exit",
+    "SIGTERM (uvicorn, its --workers, gunicorn's uvicorn worker): export now, then end what still runs",
+    **_UV,
+)
+UVICORN_SHUTDOWN = wrap(
+    "uvicorn.server:Server.shutdown", "drained: export what ended since, before the worker re-raises SIGTERM", **_UV
 )
 SCHEMA_LISTING = wrap(
     "mcp.server._streamable_http_modern:_tool_input_schema",

@@ -23,6 +23,7 @@ import anyio.to_thread
 
 from mcpobs._core import inventory as I
 from mcpobs._core import shutdown as _shutdown
+from mcpobs._core import stop as _stop
 from mcpobs._core.autoconfig import shutdown_timeout_from
 from mcpobs._core.guard import report
 from mcpobs._core.patches import Patch
@@ -38,10 +39,15 @@ def patches(telemetry: Telemetry) -> list[Patch]:
 
 @asynccontextmanager
 async def _flushing_at_the_end(running: AbstractAsyncContextManager[Any], telemetry: Telemetry) -> AsyncGenerator[None]:
+    marked = False
     try:
         async with running:
-            yield
+            try:
+                yield
+            finally:
+                marked = _stop.mark()  # what the run cancels as it ends is the server's stop, not its callers'
     finally:
+        _stop.unmark(marked)
         await flush(telemetry)
 
 
