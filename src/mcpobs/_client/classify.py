@@ -31,6 +31,9 @@ from mcpobs.semconv import Boundary, Outcome
 
 CONNECTION_CLOSED = -32000
 """The SDK's code for a connection that closed under a request (the server process gone)."""
+_CLOSED_MESSAGES = ("Connection closed", "SSE stream ended", "SSE stream failed")
+"""How the SDK says, with -32000, that the connection or the response's event stream closed under a
+request (a legacy client's POST stream ends without an answer when its server stops)."""
 REQUEST_CANCELLED = -32800
 CANCELLED_MESSAGE = "Request cancelled"
 """A 1.x server's answer to `notifications/cancelled` (code 0): the caller gave the request up."""
@@ -134,7 +137,7 @@ def from_exception(
         code = exc.error.code
         if code == REQUEST_CANCELLED or (code == 0 and exc.error.message == CANCELLED_MESSAGE):
             return _outcome.CANCELLED
-        if code == CONNECTION_CLOSED and exc.error.message == "Connection closed":
+        if code == CONNECTION_CLOSED and exc.error.message.startswith(_CLOSED_MESSAGES):
             return GONE  # the SDK's own, raised locally: the server went away
         return from_code(code)
     if isinstance(exc, TimeoutError):
