@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections import Counter
 from functools import partial
@@ -232,3 +233,72 @@ async def test_a_client_in_a_web_app_under_uvicorn_workers_exports_every_call_at
     assert len(pids) == 2, pids
     assert got[OK] == made
     assert final == made
+
+
+STDIO = """
+import os
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+
+import mcpobs
+
+mcpobs.instrument()
+server = MCPServer("shop")
+
+
+@server.tool()
+def whoami() -> int:
+    return os.getpid()
+
+
+@server.tool()
+async def slow(ctx: Context, seconds: float = 30.0) -> int:
+    for step in range(int(seconds * 10)):
+        await ctx.report_progress(step + 1, seconds * 10)
+        await anyio.sleep(0.1)
+    return os.getpid()
+
+
+server.run("stdio")
+"""
+
+
+async def test_a_stdio_server_sigtermed_mid_call_records_every_call_and_orphans_no_progress(tmp_path: Path):
+    from mcp.client.stdio import StdioServerParameters
+
+    script = tmp_path / "stdio_shop.py"
+    script.write_text(STDIO)
+    receiver = OtlpReceiver()
+    heard: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append(progress)
+
+    with receiver.running():
+        env = exporting_to(receiver.port, **NOT_BEFORE_THE_END)
+        params = StdioServerParameters(command=sys.executable, args=[str(script)], env=env)
+        with anyio.move_on_after(30):
+            try:
+                async with Client(params) as client:
+                    pid = 0
+                    for _ in range(3):
+                        pid = int((await client.call_tool("whoami", {})).structured_content["result"])  # type: ignore[index]
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(partial(client.call_tool, "slow", {}, progress_callback=on_progress))
+                        while len(heard) < 5:
+                            await anyio.sleep(0.05)
+                        os.kill(pid, signal.SIGTERM)  # as an orchestrator or a host would, mid-call
+            except Exception:
+                pass  # the client sees its server die under the call
+        time.sleep(0.5)
+        got = calls(receiver)
+        with receiver.lock:
+            spans = list(receiver.received_spans)
+    orphans = [s.name for s in spans if s.parent and s.parent not in {p.span_id for p in spans}]
+    print(f"stdio server SIGTERMed mid-call: {dict(got)}, {len(spans)} spans, {len(orphans)} without their parent")
+    assert got[OK] == 3, got
+    assert got[STOPPED] == 1, got
+    assert counted(receiver, STOPPED) == 1
+    assert len(spans) > 5  # the progress spans exported under the call
+    assert orphans == []
