@@ -31,13 +31,13 @@ import anyio
 import anyio.to_thread
 import httpx2
 import pytest
+from exiting import exporting_to
 from mcp import Client
 from opentelemetry.trace import SpanKind, StatusCode
 from otlp_receiver import OtlpReceiver
 from processes import free_port, start, wait_for_port
 from shapes import APP, BIN, NOT_BEFORE_THE_END, Served, serve
 
-from exiting import exporting_to
 from mcpobs import semconv as S
 
 pytestmark = pytest.mark.anyio
@@ -148,8 +148,10 @@ async def test_a_legacy_clients_call_the_server_aborts_is_stopped_on_both_sides(
         for s in mcpobs_telemetry.spans()
         if s.kind is SpanKind.CLIENT and (s.attributes or {}).get(S.MCP_METHOD_NAME) == "tools/call"
     ]
-    print(f"legacy client, uvicorn SIGTERM: server {[s.attributes[S.OUTCOME] for s in server]}, "
-          f"client {[(s.attributes or {}).get(S.OUTCOME) for s in client]}, {len(failures)} clients raised")
+    print(
+        f"legacy client, uvicorn SIGTERM: server {[s.attributes[S.OUTCOME] for s in server]}, "
+        f"client {[(s.attributes or {}).get(S.OUTCOME) for s in client]}, {len(failures)} clients raised"
+    )
     assert len(server) == len(client) == IN_FLIGHT
     for span in server:
         assert span.attributes[S.OUTCOME] == STOPPED
