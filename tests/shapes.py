@@ -114,6 +114,19 @@ def commands(shape: str, port: int, app_dir: Path) -> list[str]:
         worker = "uvicorn_worker.UvicornWorker"
         chdir = ["--chdir", str(app_dir)]
         return [str(BIN / "gunicorn"), "app:app", "-k", worker, "-w", "2", "-b", where, *chdir, *preload]
+    if shape == "granian --workers 2":
+        return [
+            str(BIN / "granian"),
+            "app:app",
+            "--interface",
+            "asgi",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+        ]
     if shape == "hypercorn --workers 2":
         return [str(BIN / "hypercorn"), "app:app", "--bind", where, "--workers", "2"]
     raise ValueError(shape)

@@ -304,3 +304,18 @@ async def test_a_stdio_server_sigtermed_mid_call_records_every_call_and_orphans_
     assert counted(receiver, STOPPED) == 1
     assert len(spans) > 5  # the progress spans exported under the call
     assert orphans == []
+
+
+async def test_granian_with_a_kill_timeout_shorter_than_a_call_exports_the_finished_calls_and_the_stopped(tmp_path):
+    receiver = OtlpReceiver()
+    options = ("--workers-kill-timeout", "2")
+    with receiver.running(), serve("granian --workers 2", receiver, tmp_path, SLOW_APP, options) as served:
+        await served.call(workers=2, clients=4, each=3)
+        await stopped_mid_calls(served, served.stop)
+        time.sleep(0.3)
+        got = calls(receiver)
+    print(f"granian --workers-kill-timeout 2: {dict(got)} of {served.calls} finished + {IN_FLIGHT} in flight")
+    assert got[OK] == served.calls, got
+    assert counted(receiver, OK) == served.calls
+    assert got[STOPPED] == IN_FLIGHT, got
+    assert counted(receiver, STOPPED) == IN_FLIGHT

@@ -38,6 +38,8 @@ FASTMCP_TESTED = ("4.2.3", "4.1.7", "3.4.11")
 3.4.x beside mcp 1.x in scripts/test-sdk1's)."""
 
 UVICORN_TESTED = ("0.55.0",)
+GRANIAN_TESTED = ("2.8.7",)
+"""The `granian` release its row (where a granian worker's stop begins) is resolved on (the dev pin)."""
 """The `uvicorn` release its rows (where a stop begins, `_core/stop_points.py`) are resolved on (the dev pin)."""
 
 SUPPORTED = {"mcp": ">= 1.24.0, < 3", "fastmcp": ">= 3.4, < 5"}
@@ -49,7 +51,7 @@ _DISTRIBUTIONS = {"mcp": ("mcp",), "fastmcp": ("fastmcp", "fastmcp-slim")}
 
 
 def tested(package: str) -> tuple[str, ...]:
-    return {"mcp": MCP_TESTED, "uvicorn": UVICORN_TESTED}.get(package, FASTMCP_TESTED)
+    return {"mcp": MCP_TESTED, "uvicorn": UVICORN_TESTED, "granian": GRANIAN_TESTED}.get(package, FASTMCP_TESTED)
 
 
 def untested(package: str, installed: str) -> str | None:
@@ -115,7 +117,9 @@ FASTMCP_3 = ">=3.4,<4"
 """FastMCP 3's rows (on mcp 1.x)."""
 UVICORN = ">=0.30,<1"
 """uvicorn's rows: the releases whose `Server` handles SIGTERM in `handle_exit` and drains in `shutdown`."""
-_DEFAULT_RELEASES = {"mcp": MCP_2, "fastmcp": FASTMCP_4, "uvicorn": UVICORN}
+GRANIAN = ">=2.5,<3"
+"""granian's rows: the releases whose python workers take SIGTERM through `_signals.set_loop_signals`."""
+_DEFAULT_RELEASES = {"mcp": MCP_2, "fastmcp": FASTMCP_4, "uvicorn": UVICORN, "granian": GRANIAN}
 
 
 @cache
@@ -458,6 +462,11 @@ UVICORN_EXIT = wrap(
 )
 UVICORN_SHUTDOWN = wrap(
     "uvicorn.server:Server.shutdown", "drained: export what ended since, before the worker re-raises SIGTERM", **_UV
+)
+GRANIAN_WORKER_SIGNALS = wrap(
+    "granian._signals:set_loop_signals",
+    "a granian worker's SIGTERM: export now, then end what still runs, inside --workers-kill-timeout",
+    package="granian",
 )
 SCHEMA_LISTING = wrap(
     "mcp.server._streamable_http_modern:_tool_input_schema",

@@ -8,6 +8,12 @@ uvicorn waits for anything; the end of `shutdown` exports once more what ended w
 The same points serve a web app whose only MCP part is a `Client`: it has no MCP lifespan to
 flush at.
 
+A granian worker takes SIGTERM on its event loop (`granian._signals.set_loop_signals`: the
+loop's `add_signal_handler`, whose Python-level handler only wakes the loop); the stop begins
+in a handler chained in front of that one.
+Its main process kills a worker that outlives `--workers-kill-timeout`; one that stops in time
+exits normally, through `atexit` (`shutdown.py`).
+
 uvicorn installs its handler (a bound method) before it imports the app, so before
 `instrument()`: `rebind` points the handler already installed at the wrapped method.
 """
@@ -37,7 +43,17 @@ def patches() -> list[Patch]:
     def shutdown(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         return _then_export(wrapped(*args, **kwargs))
 
-    return [Patch.of(I.UVICORN_EXIT, handle_exit), Patch.of(I.UVICORN_SHUTDOWN, shutdown)]
+    def loop_signals(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        event = wrapped(*args, **kwargs)
+        with guarded("granian's stop"):
+            chain_in_front(signal.SIGTERM, signal.SIGINT)
+        return event
+
+    return [
+        Patch.of(I.UVICORN_EXIT, handle_exit),
+        Patch.of(I.UVICORN_SHUTDOWN, shutdown),
+        Patch.of(I.GRANIAN_WORKER_SIGNALS, loop_signals),
+    ]
 
 
 async def _then_export(shutting: Awaitable[Any]) -> Any:
@@ -47,6 +63,24 @@ async def _then_export(shutting: Awaitable[Any]) -> Any:
         if _stop.stopping():  # a signal's stop: a server shut down by code keeps its process
             with guarded("export after the drain"), anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(_stop.finish)
+
+
+def chain_in_front(*signals: int) -> None:
+    """Begin the stop in front of the Python handler each of `signals` has (an event loop's, which
+    only wakes the loop: the loop's own handler then runs as before)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in signals:
+        previous = signal.getsignal(sig)
+        if not callable(previous) or getattr(previous, "_mcpobs_stop", False):
+            continue
+
+        def begin_then(signum: int, frame: Any, previous: Any = previous) -> None:
+            _stop.begin()  # in a signal handler: this only starts a thread
+            previous(signum, frame)
+
+        begin_then._mcpobs_stop = True  # type: ignore[attr-defined]
+        signal.signal(sig, begin_then)
 
 
 def rebind() -> None:
