@@ -18,13 +18,17 @@ calls `cancelled` (UNSET) on the server and `server_error` on the client, 0 clie
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections import Counter
 from functools import partial
 from pathlib import Path
+from subprocess import DEVNULL, PIPE
 from typing import Any
 
 import anyio
@@ -164,7 +168,10 @@ async def test_a_legacy_clients_call_the_server_aborts_is_stopped_on_both_sides(
 
 
 WEB_APP = """
+import contextlib
+import json
 import os
+import subprocess
 import time
 
 from mcp import Client
@@ -238,7 +245,10 @@ async def test_a_client_in_a_web_app_under_uvicorn_workers_exports_every_call_at
 
 
 STDIO = """
+import contextlib
+import json
 import os
+import subprocess
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -319,3 +329,51 @@ async def test_granian_with_a_kill_timeout_shorter_than_a_call_exports_the_finis
     assert counted(receiver, OK) == served.calls
     assert got[STOPPED] == IN_FLIGHT, got
     assert counted(receiver, STOPPED) == IN_FLIGHT
+
+
+def _line(process: Any, message: dict[str, Any]) -> None:
+    process.stdin.write((json.dumps(message) + "\n").encode())
+    process.stdin.flush()
+
+
+async def test_a_stdio_server_whose_host_quits_mid_call_records_the_call_as_stopped(tmp_path: Path):
+    """A host that goes away (killed, crashed) closes stdin with no `notifications/cancelled`; the
+    SDK's host then waits 2 s, SIGTERMs, waits 2 s, SIGKILLs. The call in flight is the server's stop."""
+    script = tmp_path / "stdio_shop.py"
+    script.write_text(STDIO)
+    receiver = OtlpReceiver()
+    with receiver.running():
+        env = exporting_to(receiver.port, **NOT_BEFORE_THE_END)
+        process = start([sys.executable, str(script)], env=env, stdin=PIPE, stdout=PIPE, stderr=DEVNULL)
+        try:
+            version = "2025-11-25"
+            hello = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "host", "version": "1"}}
+            _line(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+            process.stdout.readline()
+            _line(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            for n in range(1, 4):
+                _line(process, {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "whoami"}})
+                process.stdout.readline()
+            slow = {"name": "slow", "arguments": {}, "_meta": {"progressToken": "p"}}
+            _line(process, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": slow})
+            for _ in range(5):
+                assert b"notifications/progress" in process.stdout.readline()
+            process.stdin.close()  # the host is gone
+            for sig, wait in ((None, 2.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+                if sig is not None and process.poll() is None:
+                    process.send_signal(sig)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(wait)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        time.sleep(0.3)
+        got = calls(receiver)
+        with receiver.lock:
+            spans = list(receiver.received_spans)
+    orphans = [s.name for s in spans if s.parent and s.parent not in {p.span_id for p in spans}]
+    print(f"stdio host quits mid-call: {dict(got)}, {len(spans)} spans, {len(orphans)} without their parent")
+    assert got[OK] == 3, got
+    assert got[STOPPED] == 1, got
+    assert orphans == []
