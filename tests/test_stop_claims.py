@@ -85,3 +85,18 @@ def test_a_stop_of_the_whole_process_begins_once_and_stays(mcpobs_telemetry):
     assert stop.stopping()
     stop.finish(5)
     assert not first.is_alive()
+
+
+@pytest.mark.parametrize(("grace", "outcome"), [(5.0, S.Outcome.OK), (0.1, S.Outcome.STOPPED)])
+async def test_a_call_that_answers_within_the_stops_grace_is_ok_else_stopped(mcpobs_telemetry, grace, outcome):
+    release, entered = anyio.Event(), anyio.Event()
+    stop.use(list, 3.0, grace)  # nothing to export: the in-memory exporter has every ended span
+    async with Client(shop(release, entered)) as client, anyio.create_task_group() as group:
+        group.start_soon(client.call_tool, "slow", {})
+        await entered.wait()
+        stop.begin()
+        await anyio.sleep(0.5)
+        release.set()
+    stop.finish(5)
+    (span,) = server_spans(mcpobs_telemetry, "tools/call slow")
+    assert span.attributes[S.OUTCOME] == outcome

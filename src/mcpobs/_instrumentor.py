@@ -68,10 +68,11 @@ def _stops(telemetry: Telemetry, changes: Changes) -> None:
 
     from mcpobs._core import stop as _stop
     from mcpobs._core import stop_points as _stop_points
-    from mcpobs._core.autoconfig import shutdown_timeout_from
+    from mcpobs._core.autoconfig import shutdown_timeout_from, stop_grace_from
 
     deadline = telemetry.settings.shutdown_timeout
-    _stop.use(telemetry.providers, shutdown_timeout_from(os.environ) if deadline is None else deadline)
+    deadline = shutdown_timeout_from(os.environ) if deadline is None else deadline
+    _stop.use(telemetry.providers, deadline, stop_grace_from(os.environ))
     changes.wrap(_stop_points.patches())
     _stop_points.rebind()
 

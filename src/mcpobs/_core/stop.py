@@ -12,7 +12,7 @@ So a stop has two steps, on a thread of its own (`begin`):
 
 1. at once, export what the providers hold: every call already finished is out before the
    process waits for anything;
-2. once nothing runs, or after `GRACE` seconds, end every call still running with the
+2. once nothing runs, or after the grace (`OTEL_PYTHON_MCP_STOP_GRACE`, 1 s), end every call still running with the
    `stopped` outcome (`error.type=server_stopped`, a server-side failure, the same outcome its
    client records for the connection closing under it), count it, and export again.
 
@@ -38,9 +38,10 @@ from typing import Any
 from mcpobs._core import shutdown as _shutdown
 from mcpobs._core.guard import logger, report
 
-GRACE = 1.0
-"""Seconds a stop lets the calls in flight finish before it ends them as `stopped`: inside
-gunicorn's shortest useful `--graceful-timeout` (2 s) and a SIGKILL 1.5 s after SIGTERM."""
+_grace = 1.0
+"""Seconds a stop lets the calls in flight finish before it ends them as `stopped`
+(`OTEL_PYTHON_MCP_STOP_GRACE`, 1 s by default: inside gunicorn's shortest useful
+`--graceful-timeout`, 2 s, and a SIGKILL 1.5 s after SIGTERM)."""
 
 _running: dict[int, Callable[[], None]] = {}
 """id(call) -> what ends that call as `stopped` (its span, its count)."""
@@ -53,10 +54,11 @@ _providers: Callable[[], list[Any]] = list
 _deadline = 3.0
 
 
-def use(providers: Callable[[], list[Any]], deadline: float) -> None:
-    """The providers a stop exports (the instrumentation's, read when the stop comes) and its deadline."""
-    global _providers, _deadline
-    _providers, _deadline = providers, deadline
+def use(providers: Callable[[], list[Any]], deadline: float, grace: float) -> None:
+    """The providers a stop exports (the instrumentation's, read when the stop comes), the deadline
+    of each export, and the grace the calls in flight get."""
+    global _providers, _deadline, _grace
+    _providers, _deadline, _grace = providers, deadline, grace
 
 
 def enter(call: object, end: Callable[[], None]) -> None:
@@ -90,7 +92,7 @@ def unmark(marked: bool) -> None:
 
 
 def begin() -> None:
-    """Begin the stop (once; later calls do nothing): export now, end what still runs after `GRACE`."""
+    """Begin the stop (once; later calls do nothing): export now, end what still runs after the grace."""
     global _thread
     mark()
     if not _begun.acquire(blocking=False):
@@ -135,7 +137,7 @@ def flush() -> bool:
 def _run() -> None:
     try:
         flush()
-        ends = time.monotonic() + GRACE
+        ends = time.monotonic() + _grace
         while _running and time.monotonic() < ends:
             time.sleep(0.02)
         ended = end_running()
