@@ -12,9 +12,10 @@ So a stop has two steps, on a thread of its own (`begin`):
 
 1. at once, export what the providers hold: every call already finished is out before the
    process waits for anything;
-2. once nothing runs, or after the grace (`OTEL_PYTHON_MCP_STOP_GRACE`, 1 s), end every call still running with the
-   `stopped` outcome (`error.type=server_stopped`, a server-side failure, the same outcome its
-   client records for the connection closing under it), count it, and export again.
+2. once nothing runs, or after the grace (`OTEL_PYTHON_MCP_STOP_GRACE`, 1 s), end every call
+   still running with the `stopped` outcome (`error.type=server_stopped`, a server-side failure,
+   the same outcome its client records for the connection closing under it), count it, and
+   export again.
 
 Whatever a SIGKILL then takes is only what happened after the last export. `finish` exports once
 more when the server has drained (what ended in the meantime).

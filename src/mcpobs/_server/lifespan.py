@@ -9,6 +9,10 @@ manager's `run()`, and an application that mounts the MCP app in its own enters 
 its own lifespan: when `run()` ends, the providers are flushed (`shutdown.flush_before_stop`:
 exported, not shut down, within the shutdown deadline) on a worker thread, while the server
 waits for the lifespan to finish.
+
+While `run()` ends, the stop is marked (`_core/stop.py`): the calls it cancels then (hypercorn's
+`--graceful-timeout` over, uvicorn's `--timeout-graceful-shutdown`) are `stopped`, the server's
+doing, not `cancelled`. The mark is taken back after, unless a SIGTERM's stop began meanwhile.
 """
 
 from __future__ import annotations
