@@ -141,11 +141,15 @@ async def test_uvicorn_killed_1_5_s_after_sigterm_exports_the_finished_calls_and
 
 @pytest.mark.parametrize(
     ("shape", "options"),
-    [("uvicorn", ("--timeout-graceful-shutdown", "1")), ("hypercorn --workers 2", ("--graceful-timeout", "1"))],
+    [
+        ("uvicorn", ("--timeout-graceful-shutdown", "1")),
+        ("hypercorn --workers 2", ("--workers", "1", "--graceful-timeout", "1")),
+    ],
 )
 async def test_a_legacy_clients_call_the_server_aborts_is_stopped_on_both_sides(
     tmp_path, mcpobs_telemetry, shape, options
 ):
+    """One worker: a legacy session lives in the worker that created it (no affinity across workers)."""
     receiver = OtlpReceiver()
     with receiver.running(), serve(shape, receiver, tmp_path, SLOW_APP, options) as served:
         failures = await stopped_mid_calls(served, served.stop, mode="legacy")
@@ -158,7 +162,7 @@ async def test_a_legacy_clients_call_the_server_aborts_is_stopped_on_both_sides(
         if s.kind is SpanKind.CLIENT and (s.attributes or {}).get(S.MCP_METHOD_NAME) == "tools/call"
     ]
     print(
-        f"legacy client, {shape} SIGTERM: server {[s.attributes[S.OUTCOME] for s in server]}, "
+        f"legacy client, {shape} {options}, SIGTERM: server {[s.attributes[S.OUTCOME] for s in server]}, "
         f"client {[(s.attributes or {}).get(S.OUTCOME) for s in client]}, {len(failures)} clients raised"
     )
     assert len(server) == len(client) == IN_FLIGHT
