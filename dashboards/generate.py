@@ -155,7 +155,7 @@ def _access_refused(metric: str, side: str) -> Timeseries:
 
 
 def server_dashboard() -> Dashboard:
-    completed = _one_of(S.LATENCY_OUTCOMES)
+    completed = _one_of(S.LATENCY_OUTCOMES | S.ERROR_OUTCOMES)  # a stopped call is not a latency sample, but counts
     errors = _one_of(S.ERROR_OUTCOMES)
     tools_call = f'{SELECT_TOOL}, {METHOD}="tools/call"'
     dashboard = _variables(
@@ -290,7 +290,8 @@ def server_dashboard() -> Dashboard:
 
 
 def client_dashboard() -> Dashboard:
-    completed = _one_of(S.LATENCY_OUTCOMES)
+    unavailable = _one_of({S.Outcome.SERVER_ERROR, S.Outcome.STOPPED})
+    answered = _one_of(S.LATENCY_OUTCOMES | {S.Outcome.STOPPED})
     dashboard = _variables(
         _frame(
             "MCP client (mcpobs)",
@@ -328,13 +329,14 @@ def client_dashboard() -> Dashboard:
             _timeseries(
                 "Availability seen by the client",
                 "1 - server errors over answered and failed requests. On the client an outage (no connection, the "
-                "server gone, the transport or its auth flow failing), an HTTP 5xx and a timeout are all "
-                "server_error; the caller giving up (cancelled) counts in neither part.",
+                "transport or its auth flow failing), an HTTP 5xx and a timeout are all server_error; a call the "
+                "server stopped under (its connection closed) is stopped; the caller giving up (cancelled) counts "
+                "in neither part.",
                 "percentunit",
                 _query(
-                    f'1 - ((sum(rate({CLIENT_REQUESTS}{{{SELECT_TOOL}, {OUTCOME}="{S.Outcome.SERVER_ERROR.value}"}}'
+                    f'1 - ((sum(rate({CLIENT_REQUESTS}{{{SELECT_TOOL}, {OUTCOME}=~"{unavailable}"}}'
                     f"[$__rate_interval])) or vector(0))"
-                    f' / sum(rate({CLIENT_REQUESTS}{{{SELECT_TOOL}, {OUTCOME}=~"{completed}"}}[$__rate_interval])))',
+                    f' / sum(rate({CLIENT_REQUESTS}{{{SELECT_TOOL}, {OUTCOME}=~"{answered}"}}[$__rate_interval])))',
                     "availability",
                 ),
             )

@@ -27,6 +27,10 @@ class ReceivedSpan(NamedTuple):
     kind: int
     """The OTLP span kind: 2 server, 3 client."""
     attributes: dict[str, Any]
+    parent: bytes = b""
+    """The parent span's id (empty for a root)."""
+    status: int = 0
+    """The OTLP status code: 0 unset, 1 ok, 2 error."""
 
 
 class Point(NamedTuple):
@@ -90,7 +94,15 @@ class OtlpReceiver:
             traces = ExportTraceServiceRequest()
             traces.ParseFromString(body)
             spans = [
-                ReceivedSpan(_instance(r.resource), span.span_id, span.name, span.kind, _attributes(span.attributes))
+                ReceivedSpan(
+                    _instance(r.resource),
+                    span.span_id,
+                    span.name,
+                    span.kind,
+                    _attributes(span.attributes),
+                    span.parent_span_id,
+                    span.status.code,
+                )
                 for r in traces.resource_spans
                 for s in r.scope_spans
                 for span in s.spans

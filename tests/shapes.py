@@ -114,6 +114,19 @@ def commands(shape: str, port: int, app_dir: Path) -> list[str]:
         worker = "uvicorn_worker.UvicornWorker"
         chdir = ["--chdir", str(app_dir)]
         return [str(BIN / "gunicorn"), "app:app", "-k", worker, "-w", "2", "-b", where, *chdir, *preload]
+    if shape == "granian --workers 2":
+        return [
+            str(BIN / "granian"),
+            "app:app",
+            "--interface",
+            "asgi",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+        ]
     if shape == "hypercorn --workers 2":
         return [str(BIN / "hypercorn"), "app:app", "--bind", where, "--workers", "2"]
     raise ValueError(shape)
@@ -171,16 +184,22 @@ class Served:
 
 @contextmanager
 def serve(
-    shape: str, receiver: OtlpReceiver | int, tmp_path: Path, app: str = APP, **settings: str
+    shape: str,
+    receiver: OtlpReceiver | int,
+    tmp_path: Path,
+    app: str = APP,
+    options: tuple[str, ...] = (),
+    **settings: str,
 ) -> Iterator[Served]:
-    """Serve `app` as `shape`, exporting to `receiver` (or to the collector at that port)."""
+    """Serve `app` as `shape` (with the server's `options` added), exporting to `receiver` (or to the collector at that port)."""
     (tmp_path / "app.py").write_text(app)
     port = free_port()
     collector = receiver if isinstance(receiver, int) else receiver.port
     env = exporting_to(collector, **{**NOT_BEFORE_THE_END, **settings})
     err = tmp_path / "stderr.txt"
     with err.open("w") as stderr:
-        process = start(commands(shape, port, tmp_path), cwd=tmp_path, env=env, stdout=stderr, stderr=stderr)
+        command = [*commands(shape, port, tmp_path), *options]
+        process = start(command, cwd=tmp_path, env=env, stdout=stderr, stderr=stderr)
     try:
         wait_for_port(port, process, shape, timeout=60)
         yield Served(process, f"http://127.0.0.1:{port}/mcp", err)

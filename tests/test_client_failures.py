@@ -73,12 +73,12 @@ async def test_a_server_gone_mid_session_is_an_outage(mcpobs_telemetry):
         finally:
             await client.__aexit__(None, None, None)
     (listing,) = client_spans(mcpobs_telemetry, "tools/list")
-    assert outcome_of(listing)[:2] == ("server_error", "transport")
+    assert outcome_of(listing)[:2] == ("stopped", "transport")  # the connection closed under it: the server stopped
     assert listing.status.status_code is StatusCode.ERROR
     assert mcpobs_telemetry.total(REQUESTS, {S.MCP_METHOD_NAME: "tools/list", S.OUTCOME: "cancelled"}) == 0
 
 
-async def test_a_stdio_server_that_dies_mid_call_is_an_outage(mcpobs_telemetry):
+async def test_a_stdio_server_that_dies_mid_call_stopped_the_call(mcpobs_telemetry):
     script = "import os\nfrom mcp.server.mcpserver import MCPServer\ns = MCPServer('die')\n"
     script += "@s.tool()\ndef die() -> str:\n    os._exit(3)\ns.run()\n"
     with pytest.raises(BaseException):  # noqa: B017
@@ -86,7 +86,7 @@ async def test_a_stdio_server_that_dies_mid_call_is_an_outage(mcpobs_telemetry):
             await client.list_tools()  # a client names only the tools it listed
             await client.call_tool("die", {})
     (call,) = client_spans(mcpobs_telemetry, "tools/call die")
-    assert outcome_of(call) == ("server_error", "transport", "-32000", None)
+    assert outcome_of(call) == ("stopped", "transport", "server_stopped", None)  # the server stopped under it
     assert mcpobs_telemetry.total(DURATION, {S.MCP_METHOD_NAME: "tools/call"}) == 0
 
 

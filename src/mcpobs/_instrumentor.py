@@ -48,6 +48,7 @@ class MCPInstrumentor(BaseInstrumentor):
         telemetry = Telemetry(settings, kwargs.get("tracer_provider"), kwargs.get("meter_provider"))
         changes = self._changes = Changes()
         (_sdk2 if sdk.LINE == 2 else _sdk1)(telemetry, changes, settings)
+        _stops(telemetry, changes)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         changes, self._changes = self._changes, None
@@ -59,6 +60,21 @@ class MCPInstrumentor(BaseInstrumentor):
 # What each line of the SDK gets wrapped and set up, in one place per line. Each function imports
 # its line's modules itself, so the other line's are never imported; every row they wrap is also
 # gated to its line in the inventory.
+
+
+def _stops(telemetry: Telemetry, changes: Changes) -> None:
+    """Both lines: the stop that does not wait (`_core/stop.py`), and where it begins."""
+    import os
+
+    from mcpobs._core import stop as _stop
+    from mcpobs._core import stop_points as _stop_points
+    from mcpobs._core.autoconfig import shutdown_timeout_from, stop_grace_from
+
+    deadline = telemetry.settings.shutdown_timeout
+    deadline = shutdown_timeout_from(os.environ) if deadline is None else deadline
+    _stop.use(telemetry.providers, deadline, stop_grace_from(os.environ))
+    changes.wrap(_stop_points.patches())
+    _stop_points.rebind()
 
 
 def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:

@@ -142,6 +142,7 @@ __all__ = [
     "SERVER_REQUESTS",
     "SERVER_SESSION_DURATION",
     "SERVER_SPAN",
+    "SERVER_STOPPED",
     "SERVER_VERSION",
     "SERVICE_VERSION",
     "SESSION_CAPABILITIES",
@@ -229,6 +230,9 @@ class Outcome(StrEnum):
     CLIENT_ERROR = "client_error"
     CANCELLED = "cancelled"
     PENDING_INPUT = "pending_input"
+    STOPPED = "stopped"
+    """The server stopped while the request ran (SIGTERM, a grace period ending, the connection
+    closed under it): a server-side failure, never the caller giving up (`_core/stop.py`)."""
 
 
 class Boundary(StrEnum):
@@ -269,7 +273,7 @@ LATENCY_OUTCOMES: Final = frozenset({Outcome.OK, Outcome.TOOL_ERROR, Outcome.SER
 STREAM_METHODS: Final = frozenset({"subscriptions/listen"})
 """Long-lived by design: their spans are never latency samples, whatever their outcome."""
 
-ERROR_OUTCOMES: Final = frozenset({Outcome.TOOL_ERROR, Outcome.SERVER_ERROR})
+ERROR_OUTCOMES: Final = frozenset({Outcome.TOOL_ERROR, Outcome.SERVER_ERROR, Outcome.STOPPED})
 """What counts against a server's error ratio; the caller's mistakes do not."""
 
 CALLER_MISTAKE_CODES: Final = frozenset({-32700, -32600, -32601, -32602, -32002})
@@ -296,6 +300,8 @@ OUTPUT_VALIDATION: Final = "output_validation"
 """``error.type`` on a client span when the SDK rejects a result against its cached output schema."""
 TIMEOUT: Final = "timeout"
 """``error.type`` on a client span when the call timed out."""
+SERVER_STOPPED: Final = "server_stopped"
+"""``error.type`` of a `stopped` request, on both sides: the server stopped while it ran."""
 
 # The package marks the enum deprecated (gen_ai.operation.name moves namespace); the MCP
 # conventions pinned here still use it, and the value is the same.

@@ -118,7 +118,7 @@ async def test_a_server_gone_mid_session_is_an_outage(mcpobs_telemetry):
     assert mcpobs_telemetry.total(REQUESTS, {S.MCP_METHOD_NAME: "tools/list", S.OUTCOME: "cancelled"}) == 0
 
 
-async def test_a_stdio_server_that_dies_mid_call_is_an_outage(mcpobs_telemetry):
+async def test_a_stdio_server_that_dies_mid_call_stopped_the_call(mcpobs_telemetry):
     async with stdio_client(stdio1("die")) as (read, write), ClientSession(read, write) as client:
         await client.initialize()
         await client.list_tools()
@@ -126,7 +126,7 @@ async def test_a_stdio_server_that_dies_mid_call_is_an_outage(mcpobs_telemetry):
             await client.call_tool("die", {})
         assert getattr(getattr(raised.value, "error", None), "code", None) == -32000
     (call,) = client_spans(mcpobs_telemetry, "tools/call die")
-    assert outcome_of(call) == ("server_error", "transport", "-32000", None)
+    assert outcome_of(call) == ("stopped", "transport", "server_stopped", None)  # the server stopped under it
     assert mcpobs_telemetry.total(DURATION, {S.MCP_METHOD_NAME: "tools/call"}) == 0
     (session,) = mcpobs_telemetry.points(S.CLIENT_SESSION_DURATION.name)
     assert session.attributes[S.NETWORK_TRANSPORT] == "pipe"

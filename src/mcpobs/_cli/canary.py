@@ -35,7 +35,7 @@ ERROR_TYPE = S.prometheus_label(S.ERROR_TYPE)
 TOOLS_CALL = f'{METHOD}="tools/call"'
 VALIDATION = f'{ERROR_TYPE}="{S.OUTPUT_VALIDATION}"'
 ERRORS = f'{OUTCOME}=~"{"|".join(sorted(o.value for o in S.ERROR_OUTCOMES))}"'
-COMPLETED = f'{OUTCOME}=~"{"|".join(sorted(o.value for o in S.LATENCY_OUTCOMES))}"'
+COMPLETED = f'{OUTCOME}=~"{"|".join(sorted(o.value for o in S.LATENCY_OUTCOMES | S.ERROR_OUTCOMES))}"'
 
 DEFAULT_WINDOW = "5m"
 DEFAULT_FOR = "5m"

@@ -31,6 +31,9 @@ from mcpobs.semconv import Boundary, Outcome
 
 CONNECTION_CLOSED = -32000
 """The SDK's code for a connection that closed under a request (the server process gone)."""
+_CLOSED_MESSAGES = ("Connection closed", "SSE stream ended", "SSE stream failed")
+"""How the SDK says, with -32000, that the connection or the response's event stream closed under a
+request (a legacy client's POST stream ends without an answer when its server stops)."""
 REQUEST_CANCELLED = -32800
 CANCELLED_MESSAGE = "Request cancelled"
 """A 1.x server's answer to `notifications/cancelled` (code 0): the caller gave the request up."""
@@ -38,10 +41,9 @@ CANCELLED_MESSAGE = "Request cancelled"
 OUTPUT_VALIDATION = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, S.OUTPUT_VALIDATION)
 TIMED_OUT = Classification(Outcome.SERVER_ERROR, None, S.TIMEOUT, REQUEST_TIMEOUT, sample=False)
 TOOL_ERROR = Classification(Outcome.TOOL_ERROR, Boundary.HANDLER, S.TOOL_ERROR)
-GONE = Classification(
-    Outcome.SERVER_ERROR, Boundary.TRANSPORT, code_label(CONNECTION_CLOSED), CONNECTION_CLOSED, sample=False
-)
-"""The connection closed under the request: the server went away."""
+GONE = Classification(Outcome.STOPPED, Boundary.TRANSPORT, S.SERVER_STOPPED, CONNECTION_CLOSED, sample=False)
+"""The connection closed under the request: the server stopped (or went away) while it ran, the
+outcome and `error.type` its own span says (`_core/stop.py`)."""
 UNSUPPORTED_VERSION = Classification(Outcome.CLIENT_ERROR, Boundary.VERSION, "RuntimeError")
 """`initialize` answered with a revision the client does not speak (the SDK raises locally)."""
 
@@ -135,7 +137,7 @@ def from_exception(
         code = exc.error.code
         if code == REQUEST_CANCELLED or (code == 0 and exc.error.message == CANCELLED_MESSAGE):
             return _outcome.CANCELLED
-        if code == CONNECTION_CLOSED and exc.error.message == "Connection closed":
+        if code == CONNECTION_CLOSED and exc.error.message.startswith(_CLOSED_MESSAGES):
             return GONE  # the SDK's own, raised locally: the server went away
         return from_code(code)
     if isinstance(exc, TimeoutError):

@@ -20,8 +20,11 @@ _CAPTURE_ON = frozenset({"true", "span_only", "span_and_event"})
 _CAPTURE_OFF = frozenset({"", "false", "no_content", "event_only"})
 _EXCLUDED_ENV = "OTEL_PYTHON_MCP_EXCLUDED_METHODS"
 SHUTDOWN_TIMEOUT_ENV = "OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT"
+STOP_GRACE_ENV = "OTEL_PYTHON_MCP_STOP_GRACE"
 _SHAPES_ENV = "OTEL_PYTHON_MCP_RECORD_SHAPES"
 DEFAULT_SHUTDOWN_TIMEOUT = 3.0
+DEFAULT_STOP_GRACE = 1.0
+"""Seconds a stop lets the calls in flight finish before it ends them as `stopped` (`_core/stop.py`)."""
 """Seconds the flush at exit (and on SIGTERM) may take: inside the 4 s an MCP SDK host gives a
 stdio server between closing its stdin and SIGKILL."""
 

@@ -37,6 +37,11 @@ FASTMCP_TESTED = ("4.2.3", "4.1.7", "3.4.11")
 """The `fastmcp` releases the FastMCP rows are resolved on (4.1.x in a separate venv, see docs/fastmcp.md;
 3.4.x beside mcp 1.x in scripts/test-sdk1's)."""
 
+UVICORN_TESTED = ("0.55.0",)
+GRANIAN_TESTED = ("2.8.7",)
+"""The `granian` release its row (where a granian worker's stop begins) is resolved on (the dev pin)."""
+"""The `uvicorn` release its rows (where a stop begins, `_core/stop_points.py`) are resolved on (the dev pin)."""
+
 SUPPORTED = {"mcp": ">= 1.24.0, < 3", "fastmcp": ">= 3.4, < 5"}
 """The ranges mcpobs declares: `mcp` is required (`MCPInstrumentor.instrumentation_dependencies`);
 `fastmcp` is adapted to when installed."""
@@ -46,7 +51,7 @@ _DISTRIBUTIONS = {"mcp": ("mcp",), "fastmcp": ("fastmcp", "fastmcp-slim")}
 
 
 def tested(package: str) -> tuple[str, ...]:
-    return MCP_TESTED if package == "mcp" else FASTMCP_TESTED
+    return {"mcp": MCP_TESTED, "uvicorn": UVICORN_TESTED, "granian": GRANIAN_TESTED}.get(package, FASTMCP_TESTED)
 
 
 def untested(package: str, installed: str) -> str | None:
@@ -110,7 +115,11 @@ MCP_1 = ">=1.24,<2"
 """The mcp 1.x line's rows (1.24 to 1.30: `ClientSession` over its transport functions, `McpError`, `mcp.types`)."""
 FASTMCP_3 = ">=3.4,<4"
 """FastMCP 3's rows (on mcp 1.x)."""
-_DEFAULT_RELEASES = {"mcp": MCP_2, "fastmcp": FASTMCP_4}
+UVICORN = ">=0.30,<1"
+"""uvicorn's rows: the releases whose `Server` handles SIGTERM in `handle_exit` and drains in `shutdown`."""
+GRANIAN = ">=2.5,<3"
+"""granian's rows: the releases whose python workers take SIGTERM through `_signals.set_loop_signals`."""
+_DEFAULT_RELEASES = {"mcp": MCP_2, "fastmcp": FASTMCP_4, "uvicorn": UVICORN, "granian": GRANIAN}
 
 
 @cache
@@ -443,6 +452,22 @@ LIFESPAN_END = wrap(
     "mcp.server.streamable_http_manager:StreamableHTTPSessionManager.run",
     "the end of an HTTP app's lifespan: flush before a worker stops (_server/lifespan.py)",
 )
+# -- where a stop begins (_core/stop_points.py): any process uvicorn serves, MCP server or not ------
+
+_UV = {"package": "uvicorn"}
+UVICORN_EXIT = wrap(
+    "uvicorn.server:Server.handle_exit",
+    "SIGTERM (uvicorn, its --workers, gunicorn's uvicorn worker): export now, then end what still runs",
+    **_UV,
+)
+UVICORN_SHUTDOWN = wrap(
+    "uvicorn.server:Server.shutdown", "drained: export what ended since, before the worker re-raises SIGTERM", **_UV
+)
+GRANIAN_WORKER_SIGNALS = wrap(
+    "granian._signals:set_loop_signals",
+    "a granian worker's SIGTERM: export now, then end what still runs, inside --workers-kill-timeout",
+    package="granian",
+)
 SCHEMA_LISTING = wrap(
     "mcp.server._streamable_http_modern:_tool_input_schema",
     "the SDK's own tools/list behind Mcp-Param validation: not a client request",
@@ -456,6 +481,10 @@ RUNNER_OUTBOUND_INNER = read(
 )
 JSONRPC_PROGRESS_TOKEN = read(
     "mcp.shared.jsonrpc_dispatcher:_JSONRPCDispatchContext._progress_token", "did the caller ask for progress"
+)
+JSONRPC_CANCEL_REQUESTED = read(
+    "mcp.shared.jsonrpc_dispatcher:_JSONRPCDispatchContext.cancel_requested",
+    "a pipe's request cancelled with no notifications/cancelled: the server's own end (_server/cancellation.py)",
 )
 MODERN_PROGRESS_TOKEN = read(
     "mcp.server._streamable_http_modern:_SingleExchangeDispatchContext.progress_token",

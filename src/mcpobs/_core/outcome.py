@@ -74,6 +74,10 @@ def refuses_caller(exc: BaseException | None) -> bool:
     return isinstance(exc, PermissionError) and exc.errno is None
 
 
+STOPPED = Classification(Outcome.STOPPED, Boundary.HANDLER, semconv.SERVER_STOPPED, sample=False)
+"""A request the server stopped while it ran (`_core/stop.py`): a server-side failure, not the
+caller's cancellation, and no latency sample (its duration is the stop's, not the handler's)."""
+
 TOOL_CRASH = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, semconv.TOOL_ERROR)
 """A tool that raised unexpectedly: a server error, but on the wire an `isError` result, so
 `error.type` is `tool_error` as on the client; the exception's class is in the exception event."""

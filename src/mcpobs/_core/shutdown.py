@@ -25,6 +25,10 @@ without shutting down (the process may serve again, as a test harness does), the
 mcpobs made and those the application gave; a flush at exit that follows within moments
 takes what is left of the same deadline: the flushes of one stop take one deadline together.
 
+Both the SIGTERM flush and the one at exit first end the calls still running as `stopped`
+(`stop.py`, through `on_stop`): the process will not wait for them, and a call that leaves no
+span orphans the progress spans already exported under it.
+
 A forked child (gunicorn `--preload`, `multiprocessing`) starts with no flush under way: the
 SDK restarts its exporter threads and gives the child its own `service.instance.id`.
 """
@@ -49,6 +53,18 @@ _lifespan_flush: tuple[float, float] | None = None
 """When the last flush at the end of a lifespan ended (`time.monotonic()`), and the seconds it took."""
 _ONE_STOP = 10.0
 """Seconds after a lifespan's flush within which a flush at exit is part of the same stop."""
+_marks: list[Any] = []
+"""Told in the SIGTERM handler that a stop began (each only sets a flag: `stop.mark`)."""
+_ends: list[Any] = []
+"""Called before a final flush, on its thread: end what still runs (`stop.end_running`)."""
+
+
+def on_stop(mark: Any, end: Any) -> None:
+    """`mark()` in the SIGTERM handler (a flag, nothing more); `end()` before the final flush."""
+    if mark not in _marks:
+        _marks.append(mark)
+    if end not in _ends:
+        _ends.append(end)
 
 
 def install(providers: list[Any], deadline: float) -> None:
@@ -64,6 +80,8 @@ def install(providers: list[Any], deadline: float) -> None:
 
     def on_sigterm(signum: int, frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+        for mark in _marks:
+            mark()
         # Nothing else here. When a flush at exit is already under way, this SIGTERM (a stdio
         # host's, 2 s after it closed stdin) changes nothing: that flush ends within its deadline.
         _start(providers, deadline, terminate=True)
@@ -161,12 +179,22 @@ def _start(providers: list[Any], deadline: float, terminate: bool) -> threading.
     return _flushing
 
 
+def _end_running() -> None:
+    for end in _ends:
+        try:
+            end()
+        except Exception as exc:
+            logger.debug("mcpobs: ending the calls still running failed: %r", exc)
+
+
 def _flush_then_terminate(providers: list[Any], deadline: float) -> None:
+    _end_running()
     flush_within(providers, _left_of_the_stop(deadline))
     os.kill(os.getpid(), signal.SIGTERM)  # the default action again: the process dies of SIGTERM, as before
 
 
 def _at_exit(providers: list[Any], deadline: float) -> None:
+    _end_running()
     deadline = _left_of_the_stop(deadline)
     flushing = _start(providers, deadline, terminate=False) or _flushing
     if flushing is not None:

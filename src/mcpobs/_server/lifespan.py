@@ -9,6 +9,10 @@ manager's `run()`, and an application that mounts the MCP app in its own enters 
 its own lifespan: when `run()` ends, the providers are flushed (`shutdown.flush_before_stop`:
 exported, not shut down, within the shutdown deadline) on a worker thread, while the server
 waits for the lifespan to finish.
+
+While `run()` ends, the stop is marked (`_core/stop.py`): the calls it cancels then (hypercorn's
+`--graceful-timeout` over, uvicorn's `--timeout-graceful-shutdown`) are `stopped`, the server's
+doing, not `cancelled`. The mark is taken back after, unless a SIGTERM's stop began meanwhile.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import anyio.to_thread
 
 from mcpobs._core import inventory as I
 from mcpobs._core import shutdown as _shutdown
+from mcpobs._core import stop as _stop
 from mcpobs._core.autoconfig import shutdown_timeout_from
 from mcpobs._core.guard import report
 from mcpobs._core.patches import Patch
@@ -38,10 +43,15 @@ def patches(telemetry: Telemetry) -> list[Patch]:
 
 @asynccontextmanager
 async def _flushing_at_the_end(running: AbstractAsyncContextManager[Any], telemetry: Telemetry) -> AsyncGenerator[None]:
+    marked = False
     try:
         async with running:
-            yield
+            try:
+                yield
+            finally:
+                marked = _stop.mark()  # what the run cancels as it ends is the server's stop, not its callers'
     finally:
+        _stop.unmark(marked)
         await flush(telemetry)
 
 

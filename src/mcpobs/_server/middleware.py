@@ -23,6 +23,7 @@ from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core import service_version as _service_version
+from mcpobs._core import stop as _stop
 from mcpobs._core import verdict as _verdict
 from mcpobs._core.contract import CatalogFingerprints, FingerprintCache
 from mcpobs._core.guard import report
@@ -167,7 +168,10 @@ class ServerMiddleware:
         if _state.internal() or not instrumentation_enabled():
             return None  # the SDK's own request, or inside `suppress_instrumentation()`
         try:
-            return self._open(ctx)
+            call = self._open(ctx)
+            # A stop that comes first ends it as `stopped` (`_core/stop.py`); `_finish` releases it.
+            _stop.enter(call, lambda: self._stopped(call, ctx))
+            return call
         except Exception as exc:
             report("server span start", exc)
             return None
@@ -283,7 +287,10 @@ class ServerMiddleware:
     def _finish(self, call: _Call, ctx: Any, result: Any, exc: BaseException | None) -> Classification | None:
         """Classify, end the span, record the metrics: the span and the metrics each in their own
         `try`, so a trace pipeline that raises (a processor's `on_end`) costs no count, and a
-        metric pipeline that raises costs no span. Returns the classification (None if it failed)."""
+        metric pipeline that raises costs no span. Returns the classification (None if it failed,
+        or if a stop already recorded the call: `_stopped`)."""
+        if not _stop.release(call):
+            return None
         elapsed = time.perf_counter() - call.start
         try:
             attrs: dict[str, Any] | None = None
@@ -303,7 +310,11 @@ class ServerMiddleware:
                 cls = _outcome.from_exception(
                     exc, call.method, _initialized(ctx), self._mistake(call, ctx.params), in_handler
                 )
-                if cls is _outcome.CANCELLED and (reason := self._cancel_reason(ctx)) is not None:
+                if cls is _outcome.CANCELLED and (_stop.stopping() or _cancellation.server_cancelled(ctx)):
+                    cls = (
+                        _outcome.STOPPED
+                    )  # the server's stop cancelled it (a grace ending, stdin closed), not the caller
+                elif cls is _outcome.CANCELLED and (reason := self._cancel_reason(ctx)) is not None:
                     # the peer's text: an error message like any other (opt-in, through `redact`)
                     recorded = self.telemetry.privacy.message(reason, S.MAX_REASON_LENGTH)
                     attrs = {S.CANCEL_REASON: recorded} if recorded else None
@@ -336,6 +347,19 @@ class ServerMiddleware:
         except Exception as err:
             report("server metrics", err)
         return cls
+
+    def _stopped(self, call: _Call, ctx: Any) -> None:
+        """End `call` as `stopped`, on the stop's thread (`_core/stop.py`): the server will not let it finish."""
+        elapsed = time.perf_counter() - call.start
+        try:
+            self._end_span(call, ctx, _outcome.STOPPED, None, None)
+        except Exception as err:
+            report("server span end", err)
+            end_once(call.span)
+        try:
+            self._record(call, _outcome.STOPPED, elapsed, ctx.request_id is None)
+        except Exception as err:
+            report("server metrics", err)
 
     def _cancel_reason(self, ctx: Any) -> str | None:
         """The reason the peer gave for cancelling the request, if it gave one (bounded)."""

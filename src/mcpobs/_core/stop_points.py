@@ -1,0 +1,96 @@
+"""Where a stop begins in a process that an ASGI server owns, MCP server or not (`stop.py`).
+
+uvicorn (and its `--workers`, and gunicorn's `uvicorn_worker.UvicornWorker`, which runs uvicorn's
+`Server`) takes SIGTERM in `Server.handle_exit`, drains in `Server.shutdown`, then puts the
+default action back and raises SIGTERM again: the process dies with no `atexit`. Its handler is
+where the stop begins (`stop.begin`: export now, end what still runs after the grace), before
+uvicorn waits for anything; the end of `shutdown` exports once more what ended while it drained.
+The same points serve a web app whose only MCP part is a `Client`: it has no MCP lifespan to
+flush at.
+
+A granian worker takes SIGTERM on its event loop (`granian._signals.set_loop_signals`: the
+loop's `add_signal_handler`, whose Python-level handler only wakes the loop); the stop begins
+in a handler chained in front of that one.
+Its main process kills a worker that outlives `--workers-kill-timeout`; one that stops in time
+exits normally, through `atexit` (`shutdown.py`).
+
+uvicorn installs its handler (a bound method) before it imports the app, so before
+`instrument()`: `rebind` points the handler already installed at the wrapped method.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Awaitable
+from typing import Any
+
+import anyio.to_thread
+
+from mcpobs._core import inventory as I
+from mcpobs._core import stop as _stop
+from mcpobs._core.guard import guarded
+from mcpobs._core.patches import Patch
+
+
+def patches() -> list[Patch]:
+    def handle_exit(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        with guarded("stop at SIGTERM"):
+            _stop.begin()  # in a signal handler: this only starts a thread
+        return wrapped(*args, **kwargs)
+
+    def shutdown(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        return _then_export(wrapped(*args, **kwargs))
+
+    def loop_signals(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        event = wrapped(*args, **kwargs)
+        with guarded("granian's stop"):
+            chain_in_front(signal.SIGTERM, signal.SIGINT)
+        return event
+
+    return [
+        Patch.of(I.UVICORN_EXIT, handle_exit),
+        Patch.of(I.UVICORN_SHUTDOWN, shutdown),
+        Patch.of(I.GRANIAN_WORKER_SIGNALS, loop_signals),
+    ]
+
+
+async def _then_export(shutting: Awaitable[Any]) -> Any:
+    try:
+        return await shutting
+    finally:
+        if _stop.stopping():  # a signal's stop: a server shut down by code keeps its process
+            with guarded("export after the drain"), anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(_stop.finish)
+
+
+def chain_in_front(*signals: int) -> None:
+    """Begin the stop in front of the Python handler each of `signals` has (an event loop's, which
+    only wakes the loop: the loop's own handler then runs as before)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in signals:
+        previous = signal.getsignal(sig)
+        if not callable(previous) or getattr(previous, "_mcpobs_stop", False):
+            continue
+
+        def begin_then(signum: int, frame: Any, previous: Any = previous) -> None:
+            _stop.begin()  # in a signal handler: this only starts a thread
+            previous(signum, frame)
+
+        begin_then._mcpobs_stop = True  # type: ignore[attr-defined]
+        signal.signal(sig, begin_then)
+
+
+def rebind() -> None:
+    """Point the SIGTERM and SIGINT handlers a running uvicorn `Server` installed at the wrapped method."""
+    server = sys.modules.get("uvicorn.server")
+    if server is None or threading.current_thread() is not threading.main_thread():
+        return  # Python sets signal handlers only from the main thread
+    with guarded("uvicorn's signal handlers"):
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            handler = signal.getsignal(sig)
+            owner: Any = getattr(handler, "__self__", None)
+            if isinstance(owner, server.Server) and getattr(handler, "__name__", None) == "handle_exit":
+                signal.signal(sig, owner.handle_exit)  # now through the wrapper

@@ -1,0 +1,185 @@
+"""mcp 1.x servers stopped with calls in flight (issue 39): what they finished arrives, what they did not is `stopped`.
+
+The 1.x line has no middleware chain: its calls register with the stop where the lowlevel
+`Server` dispatches them (`_server/dispatch1.py` through the shared middleware steps). A FastMCP 1
+app under uvicorn, killed 1.5 s after SIGTERM, and a FastMCP 1 stdio server SIGTERMed mid-call,
+each exporting to a real OTLP receiver with exports held back until the end.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamablehttp_client
+from otlp_receiver import OtlpReceiver
+
+from mcpobs import semconv as S
+
+pytestmark = pytest.mark.anyio
+
+BIN = Path(sys.executable).parent
+HELD_BACK = {"OTEL_BSP_SCHEDULE_DELAY": "600000", "OTEL_METRIC_EXPORT_INTERVAL": "600000"}
+IN_FLIGHT = 3
+STOPPED, OK = S.Outcome.STOPPED.value, S.Outcome.OK.value
+
+APP = """
+import os
+
+import anyio
+from mcp.server.fastmcp import Context, FastMCP
+
+import mcpobs
+
+mcpobs.instrument()
+server = FastMCP("shop")
+
+
+@server.tool()
+def whoami() -> int:
+    return os.getpid()
+
+
+@server.tool()
+async def slow(ctx: Context, seconds: float = 30.0) -> int:
+    for step in range(int(seconds * 10)):
+        await ctx.report_progress(step + 1, seconds * 10)
+        await anyio.sleep(0.1)
+    return os.getpid()
+
+
+app = server.streamable_http_app()
+if __name__ == "__main__":
+    server.run("stdio")
+"""
+
+
+def environment(port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    return {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}", **HELD_BACK}
+
+
+def tools_calls(receiver: OtlpReceiver) -> Counter[str]:
+    with receiver.lock:
+        spans = list(receiver.received_spans)
+    return Counter(
+        s.attributes[S.OUTCOME] for s in spans if s.kind == 2 and s.attributes.get(S.MCP_METHOD_NAME) == "tools/call"
+    )
+
+
+def counted(receiver: OtlpReceiver, outcome: str) -> float:
+    totals = receiver.final_totals(S.SERVER_REQUESTS.name, **{S.MCP_METHOD_NAME: "tools/call", S.OUTCOME: outcome})
+    return sum(totals.values())
+
+
+async def call(url: str, tool: str, times: int = 1) -> bool:
+    """`times` calls of `tool` in one session; False if the server failed them (or died under them)."""
+    with anyio.move_on_after(20):
+        try:
+            async with streamablehttp_client(url) as (read, write, _), ClientSession(read, write) as session:
+                await session.initialize()
+                for _ in range(times):
+                    await session.call_tool(tool, {})
+            return True
+        except Exception:
+            pass  # the slow calls see their server die under them
+    return False
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_a_1x_server_under_uvicorn_killed_after_sigterm_exports_the_finished_and_the_stopped(tmp_path):
+    (tmp_path / "app.py").write_text(APP)
+    receiver = OtlpReceiver()
+    port = free_port()
+    command = [str(BIN / "uvicorn"), "app:app", "--app-dir", str(tmp_path), "--port", str(port)]
+    with receiver.running():
+        process = subprocess.Popen(
+            command, env=environment(receiver.port), stderr=(tmp_path / "stderr.txt").open("w"), start_new_session=True
+        )
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+            for _ in range(200):
+                if await call(url, "whoami", 0):
+                    break
+                await anyio.sleep(0.1)
+            for _ in range(4):
+                assert await call(url, "whoami", 3)
+            async with anyio.create_task_group() as group:
+                for _ in range(IN_FLIGHT):
+                    group.start_soon(call, url, "slow")
+                await anyio.sleep(2.0)
+                process.send_signal(signal.SIGTERM)
+                await anyio.sleep(1.5)
+                os.killpg(process.pid, signal.SIGKILL)  # a container's grace period ends
+                process.wait(10)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        time.sleep(0.3)
+        got = tools_calls(receiver)
+    print(f"mcp 1.x under uvicorn, SIGKILL 1.5 s after SIGTERM: {dict(got)} of 12 finished + {IN_FLIGHT} in flight")
+    assert got[OK] == 12, got
+    assert counted(receiver, OK) == 12
+    assert got[STOPPED] == IN_FLIGHT, got
+    assert counted(receiver, STOPPED) == IN_FLIGHT
+
+
+async def test_a_1x_stdio_server_sigtermed_mid_call_records_every_call_and_orphans_no_progress(tmp_path):
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    (tmp_path / "app.py").write_text(APP)
+    receiver = OtlpReceiver()
+    heard: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append(progress)
+
+    with receiver.running():
+        params = StdioServerParameters(
+            command=sys.executable, args=[str(tmp_path / "app.py")], env=environment(receiver.port)
+        )
+        with anyio.move_on_after(30):
+            try:
+                async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                    await session.initialize()
+                    pid = 0
+                    for _ in range(3):
+                        result = await session.call_tool("whoami", {})
+                        pid = int(result.structuredContent["result"])  # type: ignore[index]
+                    async with anyio.create_task_group() as group:
+
+                        async def slow() -> None:
+                            await session.call_tool("slow", {}, progress_callback=on_progress)
+
+                        group.start_soon(slow)
+                        while len(heard) < 5:
+                            await anyio.sleep(0.05)
+                        os.kill(pid, signal.SIGTERM)
+            except Exception:
+                pass
+        time.sleep(0.5)
+        got = tools_calls(receiver)
+        with receiver.lock:
+            spans = list(receiver.received_spans)
+    orphans = [s.name for s in spans if s.parent and s.parent not in {p.span_id for p in spans}]
+    print(f"mcp 1.x stdio server SIGTERMed mid-call: {dict(got)}, {len(spans)} spans, {len(orphans)} orphans")
+    assert got[OK] == 3, got
+    assert got[STOPPED] == 1, got
+    assert counted(receiver, STOPPED) == 1
+    assert orphans == []

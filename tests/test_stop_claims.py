@@ -1,0 +1,102 @@
+"""The stop's claims on a call, in process: whichever of the call and the stop ends it first records it, once.
+
+`_core/stop.py` ends the calls still running as `stopped` when the process will not wait for
+them; a call that then finishes after all must not be recorded a second time, a call that
+finished first is not the stop's, and a server's own end (its lifespan's) marks the stop only
+while it lasts.
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from opentelemetry.trace import StatusCode
+from transports import server_spans
+
+from mcpobs import semconv as S
+from mcpobs._core import stop
+
+pytestmark = pytest.mark.anyio
+
+TOOL = {S.MCP_METHOD_NAME: "tools/call"}
+
+
+@pytest.fixture(autouse=True)
+def no_stop_left():
+    stop.reset()
+    yield
+    stop.reset()
+
+
+def shop(release: anyio.Event, entered: anyio.Event) -> MCPServer:
+    server = MCPServer("shop")
+
+    @server.tool()
+    async def slow() -> str:
+        entered.set()
+        await release.wait()
+        return "done"
+
+    return server
+
+
+async def test_a_call_the_stop_ended_is_recorded_once_as_stopped_even_if_it_finishes(mcpobs_telemetry):
+    release, entered = anyio.Event(), anyio.Event()
+    async with Client(shop(release, entered)) as client, anyio.create_task_group() as group:
+        group.start_soon(client.call_tool, "slow", {})
+        await entered.wait()
+        assert stop.end_running() == 1  # the process will not wait: the stop records it now
+        release.set()  # and then it finishes after all
+    (span,) = server_spans(mcpobs_telemetry, "tools/call slow")
+    assert span.attributes[S.OUTCOME] == S.Outcome.STOPPED
+    assert span.attributes[S.ERROR_TYPE] == S.SERVER_STOPPED
+    assert span.status.status_code is StatusCode.ERROR
+    assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {**TOOL, S.OUTCOME: S.Outcome.STOPPED.value}) == 1
+    assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {**TOOL, S.OUTCOME: S.Outcome.OK.value}) == 0
+    assert mcpobs_telemetry.total(S.SERVER_OPERATION_DURATION.name, TOOL) == 0  # no latency sample
+
+
+async def test_a_call_that_finished_is_not_the_stops(mcpobs_telemetry):
+    release, entered = anyio.Event(), anyio.Event()
+    release.set()
+    async with Client(shop(release, entered)) as client:
+        await client.call_tool("slow", {})
+    assert stop.end_running() == 0
+    (span,) = server_spans(mcpobs_telemetry, "tools/call slow")
+    assert span.attributes[S.OUTCOME] == S.Outcome.OK
+
+
+def test_a_servers_own_end_marks_the_stop_only_while_it_lasts():
+    marked = stop.mark()
+    assert marked and stop.stopping()
+    assert not stop.mark()  # one mark at a time
+    stop.unmark(marked)
+    assert not stop.stopping()  # the process may serve again
+
+
+def test_a_stop_of_the_whole_process_begins_once_and_stays(mcpobs_telemetry):
+    stop.begin()
+    first = stop._thread
+    stop.begin()
+    assert stop._thread is first is not None
+    stop.unmark(True)  # a lifespan ending inside it takes nothing back
+    assert stop.stopping()
+    stop.finish(5)
+    assert not first.is_alive()
+
+
+@pytest.mark.parametrize(("grace", "outcome"), [(5.0, S.Outcome.OK), (0.1, S.Outcome.STOPPED)])
+async def test_a_call_that_answers_within_the_stops_grace_is_ok_else_stopped(mcpobs_telemetry, grace, outcome):
+    release, entered = anyio.Event(), anyio.Event()
+    stop.use(list, 3.0, grace)  # nothing to export: the in-memory exporter has every ended span
+    async with Client(shop(release, entered)) as client, anyio.create_task_group() as group:
+        group.start_soon(client.call_tool, "slow", {})
+        await entered.wait()
+        stop.begin()
+        await anyio.sleep(0.5)
+        release.set()
+    stop.finish(5)
+    (span,) = server_spans(mcpobs_telemetry, "tools/call slow")
+    assert span.attributes[S.OUTCOME] == outcome
