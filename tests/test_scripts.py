@@ -42,6 +42,7 @@ def fresh_machine(tmp_path: Path) -> dict[str, str]:
     env["PATH"] = without("go")
     env["MCPOBS_BACKENDS_BIN"] = str(tmp_path / "bin")
     env["MCPOBS_VENV"] = str(Path(sys.executable).parent.parent)
+    env["MCPOBS_PYTHONS"] = ""  # no Debian folders: their root and debootstrap have a test of their own
     return env
 
 
@@ -59,6 +60,17 @@ def test_scripts_test_names_everything_missing_at_once_within_seconds(tmp_path):
     assert "MCPOBS_BACKENDS_BIN" in missing[0] and "https://go.dev/dl/" in missing[0]
     assert "npm" in missing[1] and "https://nodejs.org/" in missing[1]
     assert done.stdout == ""  # nothing started
+    assert not (tmp_path / "venv").exists()
+
+
+def test_scripts_test_names_debootstrap_when_the_other_pythons_need_it(tmp_path):
+    env = {**fresh_machine(tmp_path), "PATH": machine_without({"go", "node", "npm", "debootstrap"}, tmp_path)}
+    env["MCPOBS_PYTHONS"] = "3.14"
+    env["MCPOBS_VENV"] = str(tmp_path / "venv")
+    done = subprocess.run([str(ROOT / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and done.stdout == ""
+    debootstrap = [line for line in done.stderr.splitlines() if line.startswith("  - debootstrap, ")]
+    assert len(debootstrap) == 1 and "MCPOBS_PYTHONS=" in debootstrap[0], done.stderr
     assert not (tmp_path / "venv").exists()
 
 
