@@ -16,7 +16,9 @@ def test_the_demo_prints_a_tree_for_every_outcome():
     run = subprocess.run([sys.executable, "-m", "mcpobs", "demo"], capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
     out = run.stdout
-    for outcome in S.Outcome:
+    for outcome in set(S.Outcome) - {
+        S.Outcome.STOPPED
+    }:  # `stopped` takes a server stopping mid-call: tests/test_stops.py drives it to a real receiver
         assert f" {outcome.value} " in out, outcome
     for boundary in ("boundary=handler", "boundary=discovery", "boundary=arguments"):
         assert boundary in out

@@ -62,5 +62,7 @@ def test_a_plain_install_runs_the_demo_and_imports_the_testing_helpers(tmp_path)
         [python, "-m", "mcpobs", "demo"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
     )
     assert demo.returncode == 0, demo.stderr
-    for outcome in S.Outcome:
+    for outcome in set(S.Outcome) - {
+        S.Outcome.STOPPED
+    }:  # `stopped` takes a server stopping mid-call: tests/test_stops.py drives it to a real receiver
         assert f" {outcome.value} " in demo.stdout, outcome

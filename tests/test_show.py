@@ -45,7 +45,9 @@ def test_jaegers_traces_render_as_the_demos_trees_with_client_and_server_joined(
     assert under(lines, "tools/call check_stock             CLIENT", "tools/call check_stock             SERVER")
     (crash,) = [line for line in lines if "tools/call check_stock" in line and " SERVER " in line]
     assert f" {S.Outcome.SERVER_ERROR} " in crash and "boundary=handler" in crash and "type=tool_error" in crash
-    for outcome in S.Outcome:
+    for outcome in set(S.Outcome) - {
+        S.Outcome.STOPPED
+    }:  # `stopped` takes a server stopping mid-call: tests/test_stops.py drives it to a real receiver
         assert any(f" {outcome} " in line for line in lines), outcome
     assert "boundary=discovery" in "\n".join(lines) and "boundary=arguments" in "\n".join(lines)
     progress = [line for line in lines if line.strip().startswith(f"{S.PROGRESS_SPAN} ")]

@@ -57,15 +57,20 @@ def test_server_spans_carry_the_resource_from_the_standard_variables(e2e):
         assert span["attributes"][S.MCP_METHOD_NAME] == "tools/call"
 
 
+DRIVEN = {o.value for o in S.Outcome} - {S.Outcome.STOPPED.value}
+"""Every outcome the workload reaches: `stopped` takes a server stopping mid-call, which would end this
+session's server; tests/test_stops.py drives it through real servers to a real OTLP receiver."""
+
+
 def test_every_outcome_of_the_taxonomy_reaches_jaeger(e2e):
     seen = {s["attributes"].get(S.OUTCOME) for s in server_spans(e2e)}
-    assert {o.value for o in S.Outcome} <= seen
+    assert seen >= DRIVEN
 
 
 def test_every_outcome_of_the_taxonomy_is_counted_in_prometheus(e2e):
     rows = e2e.promql(f'sum by ({OUTCOME}) ({REQUESTS}{{job="{SERVER_SERVICE}"}})')
     counted = {r["metric"][OUTCOME]: float(r["value"][1]) for r in rows}
-    assert set(counted) == {o.value for o in S.Outcome}
+    assert set(counted) == DRIVEN
     assert counted["ok"] >= 6 and counted["tool_error"] == 2 and counted["server_error"] == 2
     assert counted["cancelled"] >= 2  # the two abandoned calls (closing the listen stream may add one)
     (waits,) = e2e.promql(f'sum({REQUESTS}{{job="{SERVER_SERVICE}", {OUTCOME}="cancelled", {TOOL}="wait_for_stock"}})')

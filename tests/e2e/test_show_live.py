@@ -84,7 +84,9 @@ def test_show_prints_the_demos_traces_joined_and_its_counts(fed: Fed):
     assert f" {S.Outcome.SERVER_ERROR} " in server and "boundary=handler" in server
     assert len(server) - len(server.lstrip()) > len(lines[client]) - len(lines[client].lstrip())
     assert sum(line.strip().startswith(f"{S.PROGRESS_SPAN} ") for line in lines) == 5
-    for outcome in S.Outcome:
+    for outcome in set(S.Outcome) - {
+        S.Outcome.STOPPED
+    }:  # `stopped` takes a server stopping mid-call: tests/test_stops.py drives it to a real receiver
         assert any(f" {outcome} " in line for line in lines), outcome
     requests = lines[lines.index(f"  {S.SERVER_REQUESTS.name}") + 1 :]
     assert any(r.split() == ["tools/call", "check_stock", "server_error", "handler", "1"] for r in requests), run.stdout

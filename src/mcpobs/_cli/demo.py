@@ -1,4 +1,4 @@
-"""`python -m mcpobs demo`: a small shop server, instrumented, driven through every outcome.
+"""`python -m mcpobs demo`: a small shop server, instrumented, driven through every outcome but `stopped` (which takes the server stopping mid-call).
 
 With no backend configured the traces are printed as trees and the metrics as a summary.
 With an OTLP endpoint set (``OTEL_EXPORTER_OTLP_ENDPOINT`` or a per-signal one) each signal
