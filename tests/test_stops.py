@@ -316,7 +316,9 @@ async def test_a_stdio_server_sigtermed_mid_call_records_every_call_and_orphans_
         got = calls(receiver)
         with receiver.lock:
             spans = list(receiver.received_spans)
-    orphans = [s.name for s in spans if s.parent and s.parent not in {p.span_id for p in spans}]
+    # A SERVER span's parent may be its caller's CLIENT span, in another process (when the client side
+    # propagates: an earlier test's global tracer provider is enough); the server's own children may not.
+    orphans = [s.name for s in spans if s.kind != SERVER and s.parent and s.parent not in {p.span_id for p in spans}]
     print(f"stdio server SIGTERMed mid-call: {dict(got)}, {len(spans)} spans, {len(orphans)} without their parent")
     assert got[OK] == 3, got
     assert got[STOPPED] == 1, got
@@ -381,7 +383,9 @@ async def test_a_stdio_server_whose_host_quits_mid_call_records_the_call_as_stop
         got = calls(receiver)
         with receiver.lock:
             spans = list(receiver.received_spans)
-    orphans = [s.name for s in spans if s.parent and s.parent not in {p.span_id for p in spans}]
+    # A SERVER span's parent may be its caller's CLIENT span, in another process (when the client side
+    # propagates: an earlier test's global tracer provider is enough); the server's own children may not.
+    orphans = [s.name for s in spans if s.kind != SERVER and s.parent and s.parent not in {p.span_id for p in spans}]
     print(f"stdio host quits mid-call: {dict(got)}, {len(spans)} spans, {len(orphans)} without their parent")
     assert got[OK] == 3, got
     assert got[STOPPED] == 1, got

@@ -177,7 +177,9 @@ async def test_a_1x_stdio_server_sigtermed_mid_call_records_every_call_and_orpha
         got = tools_calls(receiver)
         with receiver.lock:
             spans = list(receiver.received_spans)
-    orphans = [s.name for s in spans if s.parent and s.parent not in {p.span_id for p in spans}]
+    # A SERVER span's parent may be its caller's CLIENT span, in another process (when the client side
+    # propagates: an earlier test's global tracer provider is enough); the server's own children may not.
+    orphans = [s.name for s in spans if s.kind != 2 and s.parent and s.parent not in {p.span_id for p in spans}]
     print(f"mcp 1.x stdio server SIGTERMed mid-call: {dict(got)}, {len(spans)} spans, {len(orphans)} orphans")
     assert got[OK] == 3, got
     assert got[STOPPED] == 1, got
