@@ -311,9 +311,8 @@ class ServerMiddleware:
                     exc, call.method, _initialized(ctx), self._mistake(call, ctx.params), in_handler
                 )
                 if cls is _outcome.CANCELLED and (_stop.stopping() or _cancellation.server_cancelled(ctx)):
-                    cls = (
-                        _outcome.STOPPED
-                    )  # the server's stop cancelled it (a grace ending, stdin closed), not the caller
+                    # the server's stop cancelled it (a grace ending, stdin closed), not the caller
+                    cls = _outcome.STOPPED
                 elif cls is _outcome.CANCELLED and (reason := self._cancel_reason(ctx)) is not None:
                     # the peer's text: an error message like any other (opt-in, through `redact`)
                     recorded = self.telemetry.privacy.message(reason, S.MAX_REASON_LENGTH)
