@@ -8,6 +8,7 @@ fi
 PY="$VENV/bin/python"
 stamp="$VENV/.mcpobs-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  venv_start=$SECONDS
   "$PY" -m pip install -q --upgrade pip >/dev/null
   # This checkout was once installed as `mcpobs`, the name of an unrelated project on PyPI;
   # a venv from then holds both distributions (and their entry points) until this removes it.
@@ -16,4 +17,5 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   fi
   "$PY" -m pip install -q -e ".[dev,bench]"
   touch "$stamp"
+  echo "scripts/_venv.sh: $VENV (Python $("$PY" -c 'import platform; print(platform.python_version())')) installed in $((SECONDS - venv_start)) s" >&2
 fi
