@@ -63,15 +63,23 @@ def test_scripts_test_names_everything_missing_at_once_within_seconds(tmp_path):
     assert not (tmp_path / "venv").exists()
 
 
-def test_scripts_test_names_debootstrap_when_the_other_pythons_need_it(tmp_path):
-    env = {**fresh_machine(tmp_path), "PATH": machine_without({"go", "node", "npm", "debootstrap"}, tmp_path)}
+def _missing_for_the_folders(tmp_path: Path, hidden: set[str]) -> list[str]:
+    env = {**fresh_machine(tmp_path), "PATH": machine_without({"go", "node", "npm", *hidden}, tmp_path)}
     env["MCPOBS_PYTHONS"] = "3.14"
     env["MCPOBS_VENV"] = str(tmp_path / "venv")
     done = subprocess.run([str(ROOT / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and done.stdout == ""
-    debootstrap = [line for line in done.stderr.splitlines() if line.startswith("  - debootstrap, ")]
-    assert len(debootstrap) == 1 and "MCPOBS_PYTHONS=" in debootstrap[0], done.stderr
     assert not (tmp_path / "venv").exists()
+    return [line for line in done.stderr.splitlines() if line.startswith("  - debootstrap")]
+
+
+def test_scripts_test_names_debootstrap_when_the_other_pythons_need_it_and_it_cannot_be_fetched(tmp_path):
+    debootstrap = _missing_for_the_folders(tmp_path, {"debootstrap", "apt-get"})
+    assert len(debootstrap) == 1 and "MCPOBS_PYTHONS=" in debootstrap[0], debootstrap
+
+
+def test_scripts_test_does_not_ask_for_debootstrap_when_apt_can_fetch_it(tmp_path):
+    assert _missing_for_the_folders(tmp_path, {"debootstrap"}) == []
 
 
 def test_scripts_test_with_the_backends_built_needs_no_go(tmp_path):
