@@ -38,9 +38,11 @@ FASTMCP_TESTED = ("4.2.3", "4.1.7", "3.4.11")
 3.4.x beside mcp 1.x in scripts/test-sdk1's)."""
 
 UVICORN_TESTED = ("0.55.0",)
+"""The `uvicorn` release its rows (where a stop begins, `_core/stop_points.py`) are resolved on (the dev pin)."""
 GRANIAN_TESTED = ("2.8.7",)
 """The `granian` release its row (where a granian worker's stop begins) is resolved on (the dev pin)."""
-"""The `uvicorn` release its rows (where a stop begins, `_core/stop_points.py`) are resolved on (the dev pin)."""
+HYPERCORN_TESTED = ("0.18.0",)
+"""The `hypercorn` release its row (where a hypercorn worker's stop begins) is resolved on (the dev pin)."""
 
 SUPPORTED = {"mcp": ">= 1.24.0, < 3", "fastmcp": ">= 3.4, < 5"}
 """The ranges mcpobs declares: `mcp` is required (`MCPInstrumentor.instrumentation_dependencies`);
@@ -51,7 +53,12 @@ _DISTRIBUTIONS = {"mcp": ("mcp",), "fastmcp": ("fastmcp", "fastmcp-slim")}
 
 
 def tested(package: str) -> tuple[str, ...]:
-    return {"mcp": MCP_TESTED, "uvicorn": UVICORN_TESTED, "granian": GRANIAN_TESTED}.get(package, FASTMCP_TESTED)
+    return {
+        "mcp": MCP_TESTED,
+        "uvicorn": UVICORN_TESTED,
+        "granian": GRANIAN_TESTED,
+        "hypercorn": HYPERCORN_TESTED,
+    }.get(package, FASTMCP_TESTED)
 
 
 def untested(package: str, installed: str) -> str | None:
@@ -119,7 +126,15 @@ UVICORN = ">=0.30,<1"
 """uvicorn's rows: the releases whose `Server` handles SIGTERM in `handle_exit` and drains in `shutdown`."""
 GRANIAN = ">=2.5,<3"
 """granian's rows: the releases whose python workers take SIGTERM through `_signals.set_loop_signals`."""
-_DEFAULT_RELEASES = {"mcp": MCP_2, "fastmcp": FASTMCP_4, "uvicorn": UVICORN, "granian": GRANIAN}
+HYPERCORN = ">=0.16,<1"
+"""hypercorn's rows: the releases whose workers learn of their stop by polling `check_multiprocess_shutdown_event`."""
+_DEFAULT_RELEASES = {
+    "mcp": MCP_2,
+    "fastmcp": FASTMCP_4,
+    "uvicorn": UVICORN,
+    "granian": GRANIAN,
+    "hypercorn": HYPERCORN,
+}
 
 
 @cache
@@ -467,6 +482,12 @@ GRANIAN_WORKER_SIGNALS = wrap(
     "granian._signals:set_loop_signals",
     "a granian worker's SIGTERM: export now, then end what still runs, inside --workers-kill-timeout",
     package="granian",
+)
+HYPERCORN_WORKER_STOP = wrap(
+    "hypercorn.asyncio.run:check_multiprocess_shutdown_event",
+    "a hypercorn worker told to stop (its main process's SIGTERM, passed as an event): export now, then end what"
+    " still runs; on Python 3.12+ hypercorn then waits on open connections past --graceful-timeout",
+    package="hypercorn",
 )
 SCHEMA_LISTING = wrap(
     "mcp.server._streamable_http_modern:_tool_input_schema",

@@ -14,6 +14,12 @@ in a handler chained in front of that one.
 Its main process kills a worker that outlives `--workers-kill-timeout`; one that stops in time
 exits normally, through `atexit` (`shutdown.py`).
 
+A hypercorn worker gets no signal: its main process takes SIGTERM and sets an event the worker
+polls (`check_multiprocess_shutdown_event`); the stop begins when that poll returns. On Python
+3.12+ hypercorn then waits for every open connection before its `--graceful-timeout` applies
+(pgjones/hypercorn#308), so a call in flight is ended as `stopped` only by this stop, after the
+grace, before the orchestrator's SIGKILL takes the worker; the lifespan's end never comes.
+
 uvicorn installs its handler (a bound method) before it imports the app, so before
 `instrument()`: `rebind` points the handler already installed at the wrapped method.
 """
@@ -49,11 +55,22 @@ def patches() -> list[Patch]:
             chain_in_front(signal.SIGTERM, signal.SIGINT)
         return event
 
+    def worker_told_to_stop(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        return _then_begin(wrapped(*args, **kwargs))
+
     return [
         Patch.of(I.UVICORN_EXIT, handle_exit),
         Patch.of(I.UVICORN_SHUTDOWN, shutdown),
         Patch.of(I.GRANIAN_WORKER_SIGNALS, loop_signals),
+        Patch.of(I.HYPERCORN_WORKER_STOP, worker_told_to_stop),
     ]
+
+
+async def _then_begin(told: Awaitable[Any]) -> Any:
+    result = await told  # returns once the worker is told to stop; a cancellation passes through
+    with guarded("hypercorn's stop"):
+        _stop.begin()
+    return result
 
 
 async def _then_export(shutting: Awaitable[Any]) -> Any:
