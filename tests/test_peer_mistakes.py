@@ -136,6 +136,7 @@ def test_a_request_with_a_null_id_is_not_a_successful_request(mcpobs_telemetry):
 def test_a_request_with_a_null_id_over_stdio_is_not_a_successful_request(tmp_path):
     import subprocess
     import sys
+    import threading
 
     from transports import HERE, read_spans
 
@@ -147,14 +148,25 @@ def test_a_request_with_a_null_id_over_stdio_is_not_a_successful_request(tmp_pat
         {"jsonrpc": "2.0", "id": None, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},  # answered only after the null-id one was handled
     ]
-    done = subprocess.run(
+    # stdin stays open until both answers are out: a host that closes it at once may see the
+    # server stop before it reads the last request (seen under load, a cold CI run on 2 cores).
+    server = subprocess.Popen(
         [sys.executable, str(HERE / "stdio_server.py"), str(spans_file)],
-        input="".join(json.dumps(m) + "\n" for m in messages),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
-        timeout=60,
     )
-    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1, 2]
+    assert server.stdin is not None and server.stdout is not None
+    watchdog = threading.Timer(60, server.kill)  # an answer that never comes fails the test, not the run
+    watchdog.start()
+    server.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+    server.stdin.flush()
+    answered = [json.loads(server.stdout.readline())["id"] for _ in range(2)]
+    server.stdin.close()
+    server.wait(60)
+    watchdog.cancel()
+    assert answered + [json.loads(line)["id"] for line in server.stdout.read().splitlines()] == [1, 2]
     listings = [s for s in read_spans(spans_file) if s["name"] == "tools/list"]
     assert sorted((s["attributes"][S.OUTCOME], s["attributes"].get(S.FAILURE_BOUNDARY)) for s in listings) == [
         ("client_error", "transport"),
