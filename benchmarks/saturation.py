@@ -27,9 +27,10 @@ throughput at least 0.97x, server CPU per call and p99 at most 1.05x, in every m
 ``mcpobs / sdk`` (the instrumented client beside the SDK's own client spans). CPU per call is a
 process's user + system time over the measured window (/proc, every thread: the batch exporter's
 and the metric reader's included) over the calls made in it; the receiver's CPU is not counted.
-Bytes are what the receiver was sent over the whole run of a configuration (its warm-up, each
-client's handshake and one `tools/list` included) over the `tools/call`s made; metric bytes
-depend on the export interval (one export every 5 s, cumulative), span bytes do not.
+Span bytes per call are the `tools/call` spans' (each with its share of its batch's envelope:
+resource, scope, framing) over the calls made, warm-up included; metric bytes per call are every
+metric export of the configuration's run over its calls, so they depend on the export interval
+(one export every 5 s, cumulative temporality) and fall as throughput rises.
 
 On a small shared machine the load process competes with the server for the same cores: read
 ratios, not absolute numbers, and prefer a quiet machine and ``--rounds 3`` (interleaved rounds,
@@ -145,32 +146,38 @@ def receiver(port: int) -> None:
     """Accepts OTLP/HTTP exports and tallies them; `GET /count` answers the tallies so far as JSON.
 
     A tally is keyed "signal side" and holds the protobuf bytes (decompressed, should an exporter
-    compress), the items (spans, metric data points) and the exports. Each process exports one
-    resource, so a whole request is counted to the side its first resource names.
+    compress), the items (spans, metric data points) and the exports; for traces also the spans
+    of `tools/call`s and their bytes, each with its share of its batch's envelope, so that the
+    handshakes and listings of a short run do not weigh on the bytes per call. Each process
+    exports one resource, so a whole request is counted to the side its first resource names.
     """
     import gzip
 
     from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    tallies: dict[str, dict[str, int]] = {}
+    tallies: dict[str, dict[str, float]] = {}
     lock = threading.Lock()
 
     def tally(signal_name: str, body: bytes) -> None:
+        counts: dict[str, float] = {"bytes": len(body), "exports": 1}
         if signal_name == "traces":
             request: Any = ExportTraceServiceRequest.FromString(body)
             groups = request.resource_spans
-            items = sum(len(s.spans) for r in groups for s in r.scope_spans)
+            spans = [span for r in groups for s in r.scope_spans for span in s.spans]
+            calls = [span.ByteSize() for span in spans if "tools/call" in span.name]
+            # the batch's envelope (resource, scope, framing) shared out by span
+            envelope = (len(body) - sum(span.ByteSize() for span in spans)) / max(len(spans), 1)
+            counts |= {"items": len(spans), "call_items": len(calls), "call_bytes": sum(calls) + envelope * len(calls)}
         else:
             request = ExportMetricsServiceRequest.FromString(body)
             groups = request.resource_metrics
-            items = sum(_points(m) for r in groups for s in r.scope_metrics for m in s.metrics)
+            counts["items"] = sum(_points(m) for r in groups for s in r.scope_metrics for m in s.metrics)
         side = _service(groups[0].resource) if groups else "?"
         with lock:
-            t = tallies.setdefault(f"{signal_name} {side}", {"bytes": 0, "items": 0, "exports": 0})
-            t["bytes"] += len(body)
-            t["items"] += items
-            t["exports"] += 1
+            t = tallies.setdefault(f"{signal_name} {side}", {})
+            for key, n in counts.items():
+                t[key] = t.get(key, 0) + n
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -338,7 +345,7 @@ def _wait_for(port: int, process: subprocess.Popen[Any], timeout: float = 60) ->
             time.sleep(0.05)
 
 
-def _tallies(receiver_port: int) -> dict[str, dict[str, int]]:
+def _tallies(receiver_port: int) -> dict[str, dict[str, float]]:
     import urllib.request
 
     with urllib.request.urlopen(f"http://127.0.0.1:{receiver_port}/count", timeout=5) as reply:
@@ -377,6 +384,10 @@ def measure(mode: str, config: str, args: argparse.Namespace, receiver_port: int
             stdout=subprocess.PIPE,
             text=True,
         )
+        # a load process that hangs (its server died, say) would block the readlines below for ever
+        watchdog = threading.Timer(args.warm + args.seconds + 300, drive.kill)
+        watchdog.daemon = True
+        watchdog.start()
         _line(drive, "measuring")
         server_pid = srv.pid if srv else _child_server(drive.pid)
         wall, server_cpu, client_cpu = time.perf_counter(), _cpu_seconds(server_pid), _cpu_seconds(drive.pid)
@@ -388,6 +399,7 @@ def measure(mode: str, config: str, args: argparse.Namespace, receiver_port: int
         result = json.loads(drive.stdout.readline())
         if drive.wait(120) != 0:
             raise RuntimeError(f"the load process exited with {drive.returncode}")
+        watchdog.cancel()
     finally:
         if srv is not None:
             srv.terminate()
@@ -454,8 +466,10 @@ def derive(raws: list[dict[str, Any]]) -> dict[str, float]:
         for signal_name in SIGNALS:
             for side in SIDES:
                 tally = raw["received"].get(f"{signal_name} {side}", {})
-                figures[f"{signal_name}_bytes_{side}"] = tally.get("bytes", 0) / raw["all_calls"]
-                figures[f"{signal_name}_items_{side}"] = tally.get("items", 0) / raw["all_calls"]
+                # spans: the `tools/call` spans alone; metrics: every export, over the calls
+                prefix = "call_" if signal_name == "traces" else ""
+                figures[f"{signal_name}_bytes_{side}"] = tally.get(f"{prefix}bytes", 0) / raw["all_calls"]
+                figures[f"{signal_name}_items_{side}"] = tally.get(f"{prefix}items", 0) / raw["all_calls"]
                 figures[f"{signal_name}_exports_{side}"] = tally.get("exports", 0)
         return figures
 
@@ -590,10 +604,10 @@ def section(data: dict[str, Any], svg: Path, docs: Path) -> str:
         "provider), `sdk-server` (the SDK's own span middleware in the server), `mcpobs-server`",
         "(`instrument(clients=False)` in the server), `sdk` (the SDK's own tracing on both sides), `mcpobs`",
         "(`instrument()` on both sides). CPU per call is each process's user + system time over the",
-        "measured window, every thread (the exporters' included), over the calls made in it. Bytes per",
-        "call are everything the receiver was sent during the configuration's run (warm-up, handshakes and",
-        "one `tools/list` per client included) over its `tools/call`s; metrics are cumulative, exported every",
-        f"{data['metric_interval_s']:g} s, so their bytes per call fall as throughput rises.",
+        "measured window, every thread (the exporters' included), over the calls made in it. Span bytes",
+        "per call are the `tools/call` spans' protobuf bytes, each with its share of its batch's envelope",
+        "(resource, scope, framing), over the calls; metric bytes per call are every metric export over",
+        f"the calls (cumulative, one export every {data['metric_interval_s']:g} s), so they fall as throughput rises.",
         "",
         "```bash",
         "python benchmarks/saturation.py --write-docs   # the run, this section, the plot, the README rows",
