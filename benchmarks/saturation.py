@@ -28,7 +28,8 @@ throughput at least 0.97x, server CPU per call and p99 at most 1.05x, in every m
 process's user + system time over the measured window (/proc, every thread: the batch exporter's
 and the metric reader's included) over the calls made in it; the receiver's CPU is not counted.
 Span bytes per call are the `tools/call` spans' (each with its share of its batch's envelope:
-resource, scope, framing) over the calls made, warm-up included; metric bytes per call are every
+resource, scope, framing) over the calls made, warm-up included; each caller makes one failing
+call (a `ToolError`) before the measured window, for the span bytes of a failing call; metric bytes per call are every
 metric export of the configuration's run over its calls, so they depend on the export interval
 (one export every 5 s, cumulative temporality) and fall as throughput rises.
 
@@ -54,6 +55,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -147,8 +149,8 @@ def receiver(port: int) -> None:
 
     A tally is keyed "signal side" and holds the protobuf bytes (decompressed, should an exporter
     compress), the items (spans, metric data points) and the exports; for traces also the spans
-    of `tools/call`s and their bytes, each with its share of its batch's envelope, so that the
-    handshakes and listings of a short run do not weigh on the bytes per call. Each process
+    of the `echo` calls (`call_`) and of the failing calls (`fail_`) and their bytes, each with its
+    share of its batch's envelope, so that the handshakes and listings do not weigh on either. Each process
     exports one resource, so a whole request is counted to the side its first resource names.
     """
     import gzip
@@ -165,10 +167,12 @@ def receiver(port: int) -> None:
             request: Any = ExportTraceServiceRequest.FromString(body)
             groups = request.resource_spans
             spans = [span for r in groups for s in r.scope_spans for span in s.spans]
-            calls = [span.ByteSize() for span in spans if "tools/call" in span.name]
             # the batch's envelope (resource, scope, framing) shared out by span
             envelope = (len(body) - sum(span.ByteSize() for span in spans)) / max(len(spans), 1)
-            counts |= {"items": len(spans), "call_items": len(calls), "call_bytes": sum(calls) + envelope * len(calls)}
+            counts["items"] = len(spans)
+            for kind, tool in (("call", "tools/call echo"), ("fail", "tools/call fail")):
+                sizes = [span.ByteSize() for span in spans if span.name.endswith(tool)]
+                counts |= {f"{kind}_items": len(sizes), f"{kind}_bytes": sum(sizes) + envelope * len(sizes)}
         else:
             request = ExportMetricsServiceRequest.FromString(body)
             groups = request.resource_metrics
@@ -213,6 +217,7 @@ def server(config: str, mode: str, port: int, otlp: str, profile: str) -> None:
     import logging
 
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
 
     logging.disable(logging.WARNING)
     providers = _providers(otlp, "server") if config != "bare" else None
@@ -242,6 +247,10 @@ def server(config: str, mode: str, port: int, otlp: str, profile: str) -> None:
     @app.tool()
     def echo(text: str) -> str:
         return text
+
+    @app.tool()
+    def fail() -> str:
+        raise ToolError("the benchmark's failing call")  # the expected kind: an isError result, no traceback
 
     if profiler is not None:
         profiler.enable()
@@ -276,6 +285,7 @@ def load(config: str, mode: str, target: str, clients: int, seconds: float, warm
     window: dict[str, float] = {}
 
     async def caller(client: Client) -> None:
+        await client.call_tool("fail", {})  # one per caller, before the measured window: its bytes
         await client.call_tool("echo", {"text": "hello"})
         made[0] += 1
         ready[0] += 1
@@ -471,6 +481,9 @@ def derive(raws: list[dict[str, Any]]) -> dict[str, float]:
                 figures[f"{signal_name}_bytes_{side}"] = tally.get(f"{prefix}bytes", 0) / raw["all_calls"]
                 figures[f"{signal_name}_items_{side}"] = tally.get(f"{prefix}items", 0) / raw["all_calls"]
                 figures[f"{signal_name}_exports_{side}"] = tally.get("exports", 0)
+        for side in SIDES:  # one failing call per caller, in the warm-up: bytes per failing call
+            failing = raw["received"].get(f"traces {side}", {})
+            figures[f"fail_bytes_{side}"] = failing.get("fail_bytes", 0) / max(failing.get("fail_items", 0), 1)
         return figures
 
     rounds = [one(raw) for raw in raws]
@@ -485,6 +498,7 @@ def summaries(data: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
 
 
 def _bytes(figures: dict[str, float], signal_name: str) -> float:
+    """Bytes per call of one signal ("traces", "metrics", or "fail": span bytes per failing call), both sides."""
     return sum(figures[f"{signal_name}_bytes_{side}"] for side in SIDES)
 
 
@@ -504,6 +518,7 @@ RATIOS: tuple[tuple[str, Callable[[dict[str, float]], float], tuple[str, float] 
     ("server CPU per call", lambda f: f["server_cpu_us"], ("max", GOAL_COST)),
     ("client CPU per call", lambda f: f["client_cpu_us"], ("max", GOAL_COST)),
     ("span bytes per call", lambda f: _bytes(f, "traces"), None),
+    ("span bytes per failing call", lambda f: _bytes(f, "fail"), None),
 )
 
 
@@ -546,16 +561,18 @@ def ratio_table(data: dict[str, Any]) -> str:
 def mode_table(figures: dict[str, dict[str, float]]) -> str:
     lines = [
         "| config | calls/s | p50 ms | p99 ms | server CPU µs/call | client CPU µs/call "
-        "| spans/call (server + client) | span B/call (server + client) | metric B/call (server + client) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| spans/call (server + client) | span B/call (server + client) | span B/failing call (server + client) "
+        "| metric B/call (server + client) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for config, f in figures.items():
         spans = f"{f['traces_items_server']:.2f} + {f['traces_items_client']:.2f}"
         span_bytes = f"{f['traces_bytes_server']:,.0f} + {f['traces_bytes_client']:,.0f}"
+        failing = f"{f['fail_bytes_server']:,.0f} + {f['fail_bytes_client']:,.0f}"
         metric_bytes = f"{f['metrics_bytes_server']:,.0f} + {f['metrics_bytes_client']:,.0f}"
         lines.append(
             f"| {config} | {f['calls_per_s']:,.0f} | {f['p50_ms']:.1f} | {f['p99_ms']:.1f} | {f['server_cpu_us']:,.0f} "
-            f"| {f['client_cpu_us']:,.0f} | {spans} | {span_bytes} | {metric_bytes} |"
+            f"| {f['client_cpu_us']:,.0f} | {spans} | {span_bytes} | {failing} | {metric_bytes} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -576,6 +593,11 @@ def report(data: dict[str, Any]) -> str:
 # -- docs: the SVG plot, the section of docs/benchmarks.md, the README rows --------------------
 
 
+def _paragraph(text: str) -> str:
+    """Markdown prose wrapped at 100 columns, links and code unbroken."""
+    return textwrap.fill(text, 100, break_on_hyphens=False, break_long_words=False)
+
+
 def plot(data: dict[str, Any]) -> str:
     import _svg
 
@@ -594,20 +616,31 @@ def section(data: dict[str, Any], svg: Path, docs: Path) -> str:
     out = [
         "## Throughput at saturation, with real export (issue 42)",
         "",
-        "`benchmarks/saturation.py`: per mode and configuration, a fresh server process serves a trivial",
-        "`echo` tool while a fresh load process drives it with concurrent callers for a fixed time; both",
-        "export OTLP/HTTP (batch span processor, periodic metric reader) to one receiver process on",
-        "loopback, which counts the protobuf bytes per signal and per side. Modes: **http-auto**",
-        '(Streamable HTTP, `Client(url)`: the 2026-07-28 path), **http-legacy** (`mode="legacy"`: the',
-        "initialize handshake, a session per client) and **stdio** (the server as the load process's",
-        "subprocess, one connection carrying every caller's requests). Configurations: `bare` (no tracer",
-        "provider), `sdk-server` (the SDK's own span middleware in the server), `mcpobs-server`",
-        "(`instrument(clients=False)` in the server), `sdk` (the SDK's own tracing on both sides), `mcpobs`",
-        "(`instrument()` on both sides). CPU per call is each process's user + system time over the",
-        "measured window, every thread (the exporters' included), over the calls made in it. Span bytes",
-        "per call are the `tools/call` spans' protobuf bytes, each with its share of its batch's envelope",
-        "(resource, scope, framing), over the calls; metric bytes per call are every metric export over",
-        f"the calls (cumulative, one export every {data['metric_interval_s']:g} s), so they fall as throughput rises.",
+        _paragraph(
+            "`benchmarks/saturation.py`: per mode and configuration, a fresh server process serves a trivial "
+            "`echo` tool while a fresh load process drives it with concurrent callers for a fixed time; both "
+            "export OTLP/HTTP (batch span processor, periodic metric reader) to one receiver process on "
+            "loopback, which counts the protobuf bytes per signal and per side. Modes: **http-auto** "
+            '(Streamable HTTP, `Client(url)`: the 2026-07-28 path), **http-legacy** (`mode="legacy"`: the '
+            "initialize handshake, a session per client) and **stdio** (the server as the load process's "
+            "subprocess, one connection carrying every caller's requests). Configurations: `bare` (no tracer "
+            "provider), `sdk-server` (the SDK's own span middleware in the server), `mcpobs-server` "
+            "(`instrument(clients=False)` in the server), `sdk` (the SDK's own tracing on both sides), `mcpobs` "
+            "(`instrument()` on both sides). The goals (issue 42): `mcpobs-server` serves at least "
+            f"{GOAL_THROUGHPUT}x the throughput of `sdk-server`, with server CPU per call and p99 within "
+            f"{GOAL_COST}x, in every mode; `mcpobs` against `sdk` the same way.",
+        ),
+        "",
+        _paragraph(
+            "CPU per call is each process's user + system time over the measured window, every thread (the "
+            "exporters' included), over the calls made in it. Span bytes per call are the `tools/call` spans' "
+            "protobuf bytes, each with its share of its batch's envelope (resource, scope, framing), over the "
+            "calls; each caller also makes one failing call (a tool that raises `ToolError`) before the "
+            "measured window, and those spans give the bytes per failing call. Metric bytes per call are "
+            f"every metric export over the calls (cumulative, one export every {data['metric_interval_s']:g} "
+            "s), so they fall as throughput rises. The load process competes with the server for the same "
+            "cores: read the ratios, which come from one run.",
+        ),
         "",
         "```bash",
         "python benchmarks/saturation.py --write-docs   # the run, this section, the plot, the README rows",
@@ -634,11 +667,15 @@ def readme_rows(data: dict[str, Any]) -> str:
     commit = re.search(r"mcpobs (\w+)", data["machine"])
     runs = "one run" if data["rounds"] == 1 else f"the median of {data['rounds']} rounds"
     head = (
-        f"Under load (`benchmarks/saturation.py`, {data['clients']} concurrent callers, exporting OTLP/HTTP to a "
-        f"real receiver, {runs} at {commit[1] if commit else '?'}; the goals are the SDK's own tracing's "
-        f"throughput within {GOAL_THROUGHPUT}x, CPU and p99 within {GOAL_COST}x; "
-        "[details](docs/benchmarks.md#throughput-at-saturation-with-real-export-issue-42)):\n\n"
-        f"| at saturation | {' | '.join(by_mode)} |\n|---|" + "---:|" * len(by_mode)
+        _paragraph(
+            f"Under load (`benchmarks/saturation.py`, {data['clients']} concurrent callers, every configuration "
+            f"exporting OTLP/HTTP to a real receiver, {runs} at {commit[1] if commit else '?'}; the goals: at least "
+            f"{GOAL_THROUGHPUT}x the SDK's own tracing's throughput, CPU per call and p99 at most {GOAL_COST}x; "
+            "[details](docs/benchmarks.md#throughput-at-saturation-with-real-export-issue-42)):",
+        )
+        + "\n\n"
+        + f"| at saturation | {' | '.join(by_mode)} |\n|---|"
+        + "---:|" * len(by_mode)
     )
     rows: list[str] = []
     wanted = {
@@ -654,15 +691,15 @@ def readme_rows(data: dict[str, Any]) -> str:
             ]
             rows.append(f"| {names[ours]} / {names[theirs]}: {label} | {' | '.join(cells)} |")
 
-    def span_bytes(f: dict[str, dict[str, float]]) -> str:
+    def span_bytes(f: dict[str, dict[str, float]], signal_name: str) -> str:
         if not {"mcpobs", "sdk"} <= f.keys():
             return "-"
-        ours, theirs = _bytes(f["mcpobs"], "traces"), _bytes(f["sdk"], "traces")
+        ours, theirs = _bytes(f["mcpobs"], signal_name), _bytes(f["sdk"], signal_name)
         return f"{ours:,.0f} / {theirs:,.0f} ({ours / theirs:.2f}x)" if theirs else f"{ours:,.0f} / 0"
 
-    rows.append(
-        f"| span bytes per call, `instrument()` / the SDK's | {' | '.join(map(span_bytes, by_mode.values()))} |"
-    )
+    for signal_name, what in (("traces", "an ok call"), ("fail", "a failing call")):
+        cells = [span_bytes(f, signal_name) for f in by_mode.values()]
+        rows.append(f"| span bytes of {what} (both sides), `instrument()` / the SDK's | {' | '.join(cells)} |")
     metric = [f"{_bytes(f['mcpobs'], 'metrics'):,.0f}" if "mcpobs" in f else "-" for f in by_mode.values()]
     rows.append(
         f"| metric bytes per call, `instrument()` (one export per {data['metric_interval_s']:g} s) | {' | '.join(metric)} |"

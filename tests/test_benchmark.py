@@ -180,6 +180,7 @@ def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_do
         assert set(sent) == expected, (config, sent)
         for key in expected - {"metrics server", "metrics client"}:  # one span per call per side, none lost
             assert raw["received"][key]["call_items"] == raw["all_calls"], (config, key, raw)
+            assert raw["received"][key]["fail_items"] == 3, (config, key, raw)  # one failing call per caller
     assert "mcpobs-server / sdk-server: throughput" in done.stdout
 
     again = subprocess.run(
