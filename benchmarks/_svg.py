@@ -99,3 +99,57 @@ def chart(
         out.append(f'<text x="{lx + 27}" y="{ly}">{escape(name)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def bars(title: str, y_label: str, groups: Sequence[str], series: dict[str, Sequence[float]]) -> str:
+    """One SVG document: grouped bars, a group per entry of `groups` and a bar per series in each.
+
+    The saturation benchmark (benchmarks/saturation.py) draws its throughput per mode this way:
+    its x axis is categories, which a line between them would misread as a trend.
+    """
+    top, yticks = _nice(max((v for values in series.values() for v in values), default=1.0))
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    group_w = plot_w / max(len(groups), 1)
+    bar_w = group_w * 0.8 / max(len(series), 1)
+
+    def py(v: float) -> float:
+        return TOP + plot_h - v / top * plot_h
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+        f'<text x="{WIDTH / 2}" y="18" text-anchor="middle" font-size="13">{escape(title)}</text>',
+    ]
+    for tick in yticks:
+        y = py(tick)
+        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#e6e6e6"/>')
+        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{label(tick)}</text>')
+    for g, group in enumerate(groups):
+        x0 = LEFT + g * group_w + group_w * 0.1
+        for n, values in enumerate(series.values()):
+            y = py(values[g])
+            out.append(
+                f'<rect x="{x0 + n * bar_w:.1f}" y="{y:.1f}" width="{bar_w * 0.9:.1f}" '
+                f'height="{TOP + plot_h - y:.1f}" fill="{COLOURS[n % len(COLOURS)]}"/>'
+            )
+        out.append(
+            f'<text x="{LEFT + (g + 0.5) * group_w:.1f}" y="{TOP + plot_h + 18}" text-anchor="middle">{escape(group)}</text>'
+        )
+    out.append(
+        f'<polyline points="{LEFT},{TOP} {LEFT},{TOP + plot_h} {WIDTH - RIGHT},{TOP + plot_h}" '
+        'fill="none" stroke="#333"/>'
+    )
+    out.append(
+        f'<text transform="translate(16 {TOP + plot_h / 2}) rotate(-90)" text-anchor="middle">{escape(y_label)}</text>'
+    )
+    lx, ly = float(LEFT), HEIGHT - 14
+    for n, name in enumerate(series):
+        width = 22 + 7 * len(name)  # a box and the name at about 7 px a character
+        if lx + width > WIDTH - RIGHT:
+            lx, ly = float(LEFT), ly + 14
+        out.append(f'<rect x="{lx:.1f}" y="{ly - 9}" width="10" height="10" fill="{COLOURS[n % len(COLOURS)]}"/>')
+        out.append(f'<text x="{lx + 14:.1f}" y="{ly}">{escape(name)}</text>')
+        lx += width
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -142,3 +142,57 @@ def test_the_growth_curves_run_every_curve_with_a_floor_that_records_what_mcpobs
         assert len(lines) == 4, name  # the axes and one line per configuration
         assert "sdk" in ET.tostring(svg, encoding="unicode") and name in done.stdout
     assert "## Growth curves" in done.stdout and "Python 3." in done.stdout
+
+
+@pytest.mark.slow  # five configurations, each a fresh server and load process: about a minute
+def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_docs(tmp_path):
+    """A smoke run of benchmarks/saturation.py (one mode, a second per configuration), then its
+    docs written into a copy of README.md and docs/benchmarks.md from the saved JSON.
+
+    Nothing is timed: what can fail is a configuration that made no calls, an instrumented one
+    whose telemetry never reached the receiver, or a bare one whose did.
+    """
+    import xml.etree.ElementTree as ET
+
+    root = SCRIPT.parent.parent
+    script = SCRIPT.parent / "saturation.py"
+    (tmp_path / "docs").mkdir()
+    for name in ("README.md", "docs/benchmarks.md"):
+        (tmp_path / name).write_text((root / name).read_text())
+    saved = tmp_path / "benchmarks" / "results" / "saturation.json"
+    run = [sys.executable, str(script), "--modes", "http-legacy", "--clients", "3", "--seconds", "1", "--warm", "0.5"]
+    done = subprocess.run([*run, "--json", str(saved)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(saved.read_text())
+    assert {"machine", "clients", "seconds", "rounds", "metric_interval_s", "run_seconds", "runs"} <= data.keys()
+    runs = data["runs"]["http-legacy"]
+    assert list(runs) == ["bare", "sdk-server", "mcpobs-server", "sdk", "mcpobs"]
+    for config, (raw,) in runs.items():
+        assert raw["calls"] > 0 and raw["server_cpu"] > 0 and raw["client_cpu"] > 0, config
+        sent = {key: tally["bytes"] for key, tally in raw["received"].items() if tally["bytes"]}
+        expected = {
+            "bare": set(),
+            "sdk-server": {"traces server"},
+            "mcpobs-server": {"traces server", "metrics server"},
+            "sdk": {"traces server", "traces client"},  # the SDK's `MCP send` span, in legacy mode
+            "mcpobs": {"traces server", "metrics server", "traces client", "metrics client"},
+        }[config]
+        assert set(sent) == expected, (config, sent)
+        for key in expected - {"metrics server", "metrics client"}:  # one span per call per side, none lost
+            assert raw["received"][key]["call_items"] == raw["all_calls"], (config, key, raw)
+            assert raw["received"][key]["fail_items"] == 3, (config, key, raw)  # one failing call per caller
+    assert "mcpobs-server / sdk-server: throughput" in done.stdout
+
+    again = subprocess.run(
+        [sys.executable, str(script), "--from-json", str(saved), "--write-docs", "--root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    readme, docs = (tmp_path / "README.md").read_text(), (tmp_path / "docs" / "benchmarks.md").read_text()
+    assert "`instrument(clients=False)` / the SDK's tracing: throughput" in readme
+    assert "## Throughput at saturation" in docs and "### http-legacy" in docs
+    assert docs.index("saturation:begin") < docs.index("## Throughput at saturation") < docs.index("saturation:end")
+    svg = ET.parse(tmp_path / "docs" / "images" / "saturation.svg").getroot()
+    assert len(svg.findall("{http://www.w3.org/2000/svg}rect")) == 1 + 5 + 5  # background, bars, legend
