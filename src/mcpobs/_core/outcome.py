@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from mcpobs import semconv
 from mcpobs._core import privacy as _privacy
+from mcpobs._core.attributes import set_attributes
 from mcpobs._core.methods import CALLER_MISTAKES, code_label
 from mcpobs._core.privacy import Privacy
 from mcpobs._core.sdk import IS_ERROR, ProtocolError, is_input_required
@@ -105,7 +106,8 @@ def write(
     """Write a classification onto a recording span, for both sides: the one place that does.
 
     `attrs`: whatever else the span takes, set with the outcome in one batch (each batch costs
-    the SDK a lock and a validation pass). A classification with an `error.type` is an error:
+    the SDK a lock and a validation pass; `attributes.set_attributes` skips the validation when
+    it provably changes nothing). A classification with an `error.type` is an error:
     ERROR status with `description` (from `description()`: through the privacy step); `exception`,
     when given, is recorded as its `exception` event through the same step (`Privacy.exception_event`):
     never `Span.record_exception`, which copies the message and traceback as they are.
@@ -117,7 +119,7 @@ def write(
         attrs[semconv.ERROR_TYPE] = cls.error_type
     if cls.rpc_code is not None:
         attrs[semconv.RPC_RESPONSE_STATUS_CODE] = str(cls.rpc_code)
-    span.set_attributes(attrs)
+    set_attributes(span, attrs)
     if cls.error_type is not None:
         if exception is not None:  # its message and traceback may carry anyone's text
             span.add_event(semconv.EVENT_EXCEPTION, privacy.exception_event(exception))
