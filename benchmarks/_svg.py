@@ -8,7 +8,7 @@ The x axis is logarithmic when the values span more than a decade (and none is z
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from xml.sax.saxutils import escape
 
 WIDTH, HEIGHT = 560, 340
@@ -60,16 +60,7 @@ def chart(
     def py(v: float) -> float:
         return TOP + plot_h - v / top * plot_h
 
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="11">',
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
-        f'<text x="{WIDTH / 2}" y="18" text-anchor="middle" font-size="13">{escape(title)}</text>',
-    ]
-    for tick in yticks:
-        y = py(tick)
-        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#e6e6e6"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{label(tick)}</text>')
+    out = _frame(title, yticks, py)
     for n, x in enumerate(xs):
         xp = px(x)
         tick = x_ticks[n] if x_ticks else label(x)
@@ -115,16 +106,7 @@ def bars(title: str, y_label: str, groups: Sequence[str], series: dict[str, Sequ
     def py(v: float) -> float:
         return TOP + plot_h - v / top * plot_h
 
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="11">',
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
-        f'<text x="{WIDTH / 2}" y="18" text-anchor="middle" font-size="13">{escape(title)}</text>',
-    ]
-    for tick in yticks:
-        y = py(tick)
-        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#e6e6e6"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{label(tick)}</text>')
+    out = _frame(title, yticks, py)
     for g, group in enumerate(groups):
         x0 = LEFT + g * group_w + group_w * 0.1
         for n, values in enumerate(series.values()):
@@ -153,3 +135,18 @@ def bars(title: str, y_label: str, groups: Sequence[str], series: dict[str, Sequ
         lx += width
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _frame(title: str, yticks: Sequence[float], py: Callable[[float], float]) -> list[str]:
+    """The opening of a plot: the document, its white ground, the title and the y grid with its labels."""
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+        f'<text x="{WIDTH / 2}" y="18" text-anchor="middle" font-size="13">{escape(title)}</text>',
+    ]
+    for tick in yticks:
+        y = py(tick)
+        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#e6e6e6"/>')
+        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{label(tick)}</text>')
+    return out
