@@ -176,7 +176,7 @@ class ClientCall:
                 memory.remember_listing(self.session, result)
             elif self.method == "prompts/list":
                 memory.remember_prompts(self.session, result)
-            elif self.method == "initialize" and span.is_recording():
+            elif self.method in S.HANDSHAKE_METHODS and span.is_recording():
                 span.set_attributes(self._handshake(result))
         except Exception as err:
             report("client classification", err)
@@ -238,10 +238,21 @@ class ClientCall:
         self.description = self.recorder.telemetry.privacy.description(exc)
 
     def _handshake(self, result: Any) -> dict[str, Any]:
-        """What a successful `initialize` tells: the revision settled on (and what its holder adds)."""
-        attrs: dict[str, Any] = {
-            S.SESSION_NEGOTIATED_VERSION: bounded_version(getattr(result, sdk.PROTOCOL_VERSION, None))
-        }
+        """What a successful handshake tells: the revision settled on (initialize), who answered (the
+        session's server, kept here when `omit_attributes` leaves it off each call), and what its holder adds."""
+        attrs: dict[str, Any] = {}
+        if self.method == "initialize":
+            attrs[S.SESSION_NEGOTIATED_VERSION] = bounded_version(getattr(result, sdk.PROTOCOL_VERSION, None))
+        info: Any = getattr(result, sdk.SERVER_INFO, None)
+        meta = getattr(result, "meta", None)
+        if info is None and isinstance(meta, dict):  # a 2026-07-28 server's stamp on its results
+            info = cast("dict[str, Any]", meta).get(S.META_SERVER_INFO)
+        if info is not None:
+            name = self.recorder.telemetry.privacy.name  # the server's own words
+            for attribute, field in ((S.SERVER_NAME, "name"), (S.SERVER_VERSION, "version")):
+                value = info.get(field) if isinstance(info, dict) else getattr(info, field, None)
+                if value is not None and (recorded := name(value)) is not None:
+                    attrs[attribute] = recorded
         if self.holder is not None:
             self.holder.annotate(self, result, attrs)
         return attrs
