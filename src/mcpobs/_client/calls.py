@@ -250,7 +250,9 @@ class ClientCall:
         if info is not None:
             name = self.recorder.telemetry.privacy.name  # the server's own words
             for attribute, field in ((S.SERVER_NAME, "name"), (S.SERVER_VERSION, "version")):
-                value = info.get(field) if isinstance(info, dict) else getattr(info, field, None)
+                value: object = (
+                    cast("dict[str, object]", info).get(field) if isinstance(info, dict) else getattr(info, field, None)
+                )
                 if value is not None and (recorded := name(value)) is not None:
                     attrs[attribute] = recorded
         if self.holder is not None:
