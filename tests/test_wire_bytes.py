@@ -102,11 +102,12 @@ def test_the_groups_are_read_from_the_environment_and_the_option_wins():
             {S.OMIT_ATTRIBUTES_ENV: "peer,fingerprints"},
             f"{S.OMIT_ATTRIBUTES_ENV}='peer,fingerprints': 'fingerprints'",
         ),
-        ({"omit_attributes": [S.CONTRACT], "record_shapes": True}, {}, "keep 'contract', or turn record_shapes off"),
+        ({"omit_attributes": [S.CONTRACT], "record_shapes": True}, {}, "leaves out 'contract', which record_shapes"),
+        ({"omit_attributes": S.PEER, "record_shapes": True}, {}, "keep them, or turn record_shapes off"),
         ({}, {S.OMIT_ATTRIBUTES_ENV: S.CONTRACT, "OTEL_PYTHON_MCP_RECORD_SHAPES": "true"}, "record_shapes=True"),
     ],
 )
-def test_a_bad_group_or_the_contract_omitted_under_record_shapes_is_refused_in_one_line(options, env, says):
+def test_a_bad_group_or_one_record_shapes_needs_is_refused_in_one_line(options, env, says):
     with pytest.raises(ConfigurationError) as refused:
         settings_from(options, env)
     message = str(refused.value)

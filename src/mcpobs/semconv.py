@@ -638,7 +638,8 @@ ATTRIBUTE_GROUPS: Final = {
             (SERVER_NAME, SERVER_VERSION, CLIENT_NAME, CLIENT_VERSION, CATALOG_RELEASE),
             "Who served and who called, on the call itself: a trace read alone (or a tail sampler's decision) "
             "names the releases without a join. Omitted, the server/discover and initialize spans keep them "
-            "(join on `mcp.session.id`, or the process's resource), and the metrics keep the releases as labels.",
+            "(join on `mcp.session.id`, or the process's resource), and the metrics keep the releases as labels; "
+            "`record_shapes` needs them (the corpus is split by client).",
         ),
         AttributeGroup(
             CONTRACT,

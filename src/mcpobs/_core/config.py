@@ -256,10 +256,12 @@ def _omitted(value: object, environ: Mapping[str, str], record_shapes: bool) -> 
             f"name some of: {', '.join(groups)} (e.g. 'peer,contract')."
         )
     omitted = frozenset(cast(list[str], names))
-    if record_shapes and semconv.CONTRACT in omitted:
+    needed = sorted(omitted & {semconv.CONTRACT, semconv.PEER}) if record_shapes else []
+    if needed:
         raise ConfigurationError(
-            f"{shown} leaves out the contract fingerprints that record_shapes=True keys the corpus on: "
-            "keep 'contract', or turn record_shapes off (and OTEL_PYTHON_MCP_RECORD_SHAPES)."
+            f"{shown} leaves out {' and '.join(repr(n) for n in needed)}, which record_shapes=True needs (the corpus "
+            "is keyed on the schema fingerprint and split by client): keep them, or turn record_shapes off (and "
+            f"{_SHAPES_ENV})."
         )
     return omitted
 
