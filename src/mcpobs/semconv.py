@@ -40,6 +40,7 @@ from mcpobs._core.otel_releases import schema_url
 
 __all__ = [
     "ATTRIBUTES",
+    "ATTRIBUTE_GROUPS",
     "CALLER_MISTAKE_CODES",
     "CANCEL_REASON",
     "CATALOG_CACHE_SCOPE",
@@ -56,6 +57,7 @@ __all__ = [
     "CLIENT_SESSION_DURATION",
     "CLIENT_SPAN",
     "CLIENT_VERSION",
+    "CONTRACT",
     "CONVENTION_DOC_COMMIT",
     "CONVENTION_NAME",
     "CONVENTION_SOURCE",
@@ -81,6 +83,7 @@ __all__ = [
     "GEN_AI_TOOL_CALL_ARGUMENTS",
     "GEN_AI_TOOL_CALL_RESULT",
     "GEN_AI_TOOL_NAME",
+    "HANDSHAKE_METHODS",
     "HEADER_MISMATCH",
     "HTTP_RESPONSE_STATUS_CODE",
     "INSTRUMENT",
@@ -116,11 +119,13 @@ __all__ = [
     "NETWORK_PROTOCOL_NAME",
     "NETWORK_PROTOCOL_VERSION",
     "NETWORK_TRANSPORT",
+    "OMIT_ATTRIBUTES_ENV",
     "OTEL_METRIC_OVERFLOW",
     "OTHER",
     "OUTCOME",
     "OUTCOME_SOURCE",
     "OUTPUT_VALIDATION",
+    "PEER",
     "PROGRESS_CAPPED",
     "PROGRESS_DROPPED",
     "PROGRESS_MESSAGE",
@@ -179,6 +184,7 @@ __all__ = [
     "UNSUPPORTED_PROTOCOL_VERSION",
     "USER_ID",
     "VERDICT_VERSION",
+    "AttributeGroup",
     "AttributeSpec",
     "Boundary",
     "Instrument",
@@ -479,7 +485,10 @@ TOOL_CONTRACT_FINGERPRINT: Final = _attr(
     _REQ,
 )
 TOOL_SCHEMA_STALE: Final = _attr(
-    "mcpobs.tool.schema_stale", "The client called with a schema other than the one served now.", _M, _REQ
+    "mcpobs.tool.schema_stale",
+    "`true` when the client called with a schema other than the one served now; absent otherwise.",
+    _M,
+    "server tools/call spans, only when true",
 )
 _SHAPES = "server tools/call spans"
 TOOL_ARGUMENTS_SHAPE_ID: Final = _attr(
@@ -598,6 +607,51 @@ SESSION_OFFERED: Final = {
     kind: _attr(f"mcpobs.session.{kind}", f"How many {kind} the server offers (0 says so plainly).", _M, _SESSION)
     for kind in ("tools", "prompts", "resources")
 }
+
+
+# --- Optional attribute groups -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttributeGroup:
+    """Attributes of request spans a user may leave out together (`instrument(omit_attributes=...)`)."""
+
+    name: str
+    attributes: tuple[str, ...]
+    why: str
+    """Why they are on every request span by default, and where the facts remain once omitted."""
+
+
+PEER: Final = "peer"
+CONTRACT: Final = "contract"
+HANDSHAKE_METHODS: Final = frozenset({"initialize", "server/discover"})
+"""The spans that keep the `peer` group when it is omitted from request spans: where a session's facts are stated."""
+
+OMIT_ATTRIBUTES_ENV: Final = "OTEL_PYTHON_MCP_OMIT_ATTRIBUTES"
+"""Comma-separated names of `ATTRIBUTE_GROUPS` to leave off request spans (`instrument(omit_attributes=...)`)."""
+
+ATTRIBUTE_GROUPS: Final = {
+    group.name: group
+    for group in (
+        AttributeGroup(
+            PEER,
+            (SERVER_NAME, SERVER_VERSION, CLIENT_NAME, CLIENT_VERSION, CATALOG_RELEASE),
+            "Who served and who called, on the call itself: a trace read alone (or a tail sampler's decision) "
+            "names the releases without a join. Omitted, the server/discover and initialize spans keep them "
+            "(join on `mcp.session.id`, or the process's resource), and the metrics keep the releases as labels; "
+            "`record_shapes` needs them (the corpus is split by client).",
+        ),
+        AttributeGroup(
+            CONTRACT,
+            (TOOL_SCHEMA_FINGERPRINT, TOOL_CONTRACT_FINGERPRINT),
+            "Which schema and contract the call was made against (client: the listing it held; server: the tool "
+            "it served), so a call can be tied to a release's contract without the listing. Omitted, "
+            "`mcpobs.tool.schema_stale=true` and `mcpobs.tool.stale_calls` still say when they differ; "
+            "`record_shapes` needs them (the corpus is keyed on the schema fingerprint).",
+        ),
+    )
+}
+"""Optional attribute groups of request spans, by the name `omit_attributes` takes (docs/configuration.md)."""
 
 META_SCHEMA_FINGERPRINT: Final = "dev.mcpobs/schemaFingerprint"
 """`_meta` key in which an instrumented client sends the schema fingerprint of the listing it holds."""

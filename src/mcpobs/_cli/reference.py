@@ -54,6 +54,19 @@ def render() -> str:
     ]
     for spec in sorted(S.ATTRIBUTES.values(), key=lambda a: (a.origin != "convention", a.name)):
         lines.append(_row(f"`{spec.name}`", spec.origin, spec.where, spec.brief))
+    lines += [
+        "",
+        "## Optional attribute groups",
+        "",
+        f"Each can be left off request spans: `instrument(omit_attributes=[...])` or `{S.OMIT_ATTRIBUTES_ENV}`",
+        "(comma-separated). The server/discover and initialize spans keep the `peer` group; the metrics keep",
+        "their labels either way.",
+        "",
+        _row("group", "attributes", "why on every request span, and where the facts remain"),
+        _row("---", "---", "---"),
+    ]
+    for group in S.ATTRIBUTE_GROUPS.values():
+        lines.append(_row(f"`{group.name}`", ", ".join(f"`{a}`" for a in group.attributes), group.why))
     lines += ["", "## Metrics", "", _row("name", "instrument", "unit", "origin", "attributes", "meaning")]
     lines.append(_row("---", "---", "---", "---", "---", "---"))
     for metric in S.METRICS.values():

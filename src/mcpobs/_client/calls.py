@@ -67,7 +67,7 @@ class Holder(Protocol):
 class Recorder:
     """What every client call shares to record itself: the telemetry, the label sets, the hooks."""
 
-    __slots__ = ("labels", "names", "request_hook", "response_hook", "telemetry")
+    __slots__ = ("contract", "labels", "names", "peer", "request_hook", "response_hook", "telemetry")
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
@@ -76,6 +76,11 @@ class Recorder:
         """The tool and prompt names calls may use in span names and labels (`names.ClientNames`)."""
         self.request_hook: Callable[..., Any] | None = telemetry.settings.client_request_hook
         self.response_hook: Callable[..., Any] | None = telemetry.settings.client_response_hook
+        omitted = telemetry.settings.omit_attributes
+        self.peer = S.PEER not in omitted
+        """Write the answering and the catalog's releases on every call span (else on the handshake's only)."""
+        self.contract = S.CONTRACT not in omitted
+        """Write the fingerprints this client holds on its tools/call spans (they are sent to the server either way)."""
 
 
 _NOTIFICATIONS = "notifications/"
@@ -171,7 +176,7 @@ class ClientCall:
                 memory.remember_listing(self.session, result)
             elif self.method == "prompts/list":
                 memory.remember_prompts(self.session, result)
-            elif self.method == "initialize" and span.is_recording():
+            elif self.method in S.HANDSHAKE_METHODS and span.is_recording():
                 span.set_attributes(self._handshake(result))
         except Exception as err:
             report("client classification", err)
@@ -216,7 +221,13 @@ class ClientCall:
     def _answered(self, result: Any) -> None:
         """The release that answered (`result` None: none did), in the labels and on the span."""
         self.labels_key, extra = release.answered(
-            self.session, self.method, self.labels_key, self.span, result, self.recorder.telemetry.privacy
+            self.session,
+            self.method,
+            self.labels_key,
+            self.span,
+            result,
+            self.recorder.telemetry.privacy,
+            self.recorder.peer or self.method in S.HANDSHAKE_METHODS,
         )
         if extra is not None:
             self.extra = extra
@@ -227,10 +238,23 @@ class ClientCall:
         self.description = self.recorder.telemetry.privacy.description(exc)
 
     def _handshake(self, result: Any) -> dict[str, Any]:
-        """What a successful `initialize` tells: the revision settled on (and what its holder adds)."""
-        attrs: dict[str, Any] = {
-            S.SESSION_NEGOTIATED_VERSION: bounded_version(getattr(result, sdk.PROTOCOL_VERSION, None))
-        }
+        """What a successful handshake tells: the revision settled on (initialize), who answered (the
+        session's server, kept here when `omit_attributes` leaves it off each call), and what its holder adds."""
+        attrs: dict[str, Any] = {}
+        if self.method == "initialize":
+            attrs[S.SESSION_NEGOTIATED_VERSION] = bounded_version(getattr(result, sdk.PROTOCOL_VERSION, None))
+        info: Any = getattr(result, sdk.SERVER_INFO, None)
+        meta = getattr(result, "meta", None)
+        if info is None and isinstance(meta, dict):  # a 2026-07-28 server's stamp on its results
+            info = cast("dict[str, Any]", meta).get(S.META_SERVER_INFO)
+        if info is not None:
+            name = self.recorder.telemetry.privacy.name  # the server's own words
+            for attribute, field in ((S.SERVER_NAME, "name"), (S.SERVER_VERSION, "version")):
+                value: object = (
+                    cast("dict[str, object]", info).get(field) if isinstance(info, dict) else getattr(info, field, None)
+                )
+                if value is not None and (recorded := name(value)) is not None:
+                    attrs[attribute] = recorded
         if self.holder is not None:
             self.holder.annotate(self, result, attrs)
         return attrs
@@ -294,7 +318,7 @@ class ClientCall:
                     attrs[S.JSONRPC_REQUEST_ID] = request_id
             if self.http_status is not None:
                 attrs[S.HTTP_RESPONSE_STATUS_CODE] = self.http_status
-            if self.fingerprints is not None:  # what this client holds; the server says whether it is stale
+            if self.fingerprints is not None and self.recorder.contract:  # the server says whether it is stale
                 attrs[S.TOOL_SCHEMA_FINGERPRINT], attrs[S.TOOL_CONTRACT_FINGERPRINT] = self.fingerprints
             # A local failure's exception goes on the span; a server's message stays out.
             if self.failure is not None and cls.error_type == type(self.failure).__qualname__:

@@ -78,10 +78,17 @@ def stamped_release(result: Any, session: Any, privacy: Privacy = DEFAULT, held:
 
 
 def answered(
-    session: Any, method: str, key: tuple[Any, ...], span: Span, result: Any, privacy: Privacy = DEFAULT
+    session: Any,
+    method: str,
+    key: tuple[Any, ...],
+    span: Span,
+    result: Any,
+    privacy: Privacy = DEFAULT,
+    peer: bool = True,
 ) -> tuple[tuple[Any, ...], dict[str, Any] | None]:
     """A call's label `key` with the releases folded in, and what its span should say of them
-    (written with the outcome, in the span's one attribute batch). `result` None: no reply."""
+    (written with the outcome, in the span's one attribute batch). `result` None: no reply.
+    `peer` False (`omit_attributes` names it): the labels keep the releases, the span does not."""
     if session is None:
         return key, None
     held = _held(session)
@@ -106,10 +113,11 @@ def answered(
     if not span.is_recording():
         return key, None
     attrs: dict[str, Any] = {}
-    if server is not None:
-        attrs[S.SERVER_VERSION] = server
-    if catalog is not None:
-        attrs[S.CATALOG_RELEASE] = catalog
+    if peer:
+        if server is not None:
+            attrs[S.SERVER_VERSION] = server
+        if catalog is not None:
+            attrs[S.CATALOG_RELEASE] = catalog
     declared = _model.current()
     if declared is not None:
         attrs.update(declared.attributes)

@@ -23,7 +23,7 @@ from mcpobs._core.methods import KNOWN_METHODS, TARGETED
 from mcpobs._core.names import bounded_version
 from mcpobs._core.telemetry import Telemetry
 
-_HANDSHAKES = frozenset({"initialize", "server/discover"})
+_HANDSHAKES = S.HANDSHAKE_METHODS
 _ASKING = frozenset({"tools/call", "prompts/get"})
 """Methods whose failure the client's listing may place (`catalog.judge`): it keeps what they asked."""
 

@@ -87,6 +87,9 @@ class Settings:
     `traceparent`/`tracestate` go."""
     shutdown_timeout: float | None = None
     """Seconds the flush at exit may take (providers mcpobs configures); None: the variable, else 3."""
+    omit_attributes: frozenset[str] = frozenset()
+    """Names of `semconv.ATTRIBUTE_GROUPS` left off request spans: each is bytes on every exported call, and
+    a team that reads them elsewhere (the handshake span, the metrics) need not pay for them per call."""
 
 
 class Options(TypedDict, total=False):
@@ -120,6 +123,8 @@ class Options(TypedDict, total=False):
     record_progress_messages: bool
     send_baggage: bool
     shutdown_timeout: float | None
+    omit_attributes: Iterable[str] | str | None
+    """None (or left out): `OTEL_PYTHON_MCP_OMIT_ATTRIBUTES`; a string is comma-separated."""
 
 
 class InstrumentOptions(Options, total=False):
@@ -129,7 +134,9 @@ class InstrumentOptions(Options, total=False):
     meter_provider: MeterProvider | None
 
 
-_FROM_ENVIRONMENT = frozenset({"capture_content", "record_shapes", "excluded_methods", "shutdown_timeout"})
+_FROM_ENVIRONMENT = frozenset(
+    {"capture_content", "record_shapes", "excluded_methods", "shutdown_timeout", "omit_attributes"}
+)
 """Options whose absence means "read the environment": None in the signature, not `Settings`' value."""
 
 
@@ -230,6 +237,35 @@ def _excluded(value: object, environ: Mapping[str, str]) -> frozenset[str]:
     return methods
 
 
+def _omitted(value: object, environ: Mapping[str, str], record_shapes: bool) -> frozenset[str]:
+    """The attribute groups to leave off request spans; an unknown name is refused (a typo would omit nothing)."""
+    shown = f"instrument(omit_attributes={value!r})"
+    if value is None:
+        value = environ.get(semconv.OMIT_ATTRIBUTES_ENV, "")
+        shown = f"{semconv.OMIT_ATTRIBUTES_ENV}={for_log(repr(value))}"
+    names: list[object] = [value]
+    if isinstance(value, str):
+        names = [part.strip() for part in value.split(",") if part.strip()]
+    elif isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        names = list(cast(Iterable[object], value))
+    groups = sorted(semconv.ATTRIBUTE_GROUPS)
+    unknown = [name for name in names if name not in semconv.ATTRIBUTE_GROUPS]
+    if unknown:
+        raise ConfigurationError(
+            f"{shown}: {', '.join(for_log(repr(n)) for n in unknown)} is not an attribute group; "
+            f"name some of: {', '.join(groups)} (e.g. 'peer,contract')."
+        )
+    omitted = frozenset(cast(list[str], names))
+    needed = sorted(omitted & {semconv.CONTRACT, semconv.PEER}) if record_shapes else []
+    if needed:
+        raise ConfigurationError(
+            f"{shown} leaves out {' and '.join(repr(n) for n in needed)}, which record_shapes=True needs (the corpus "
+            "is keyed on the schema fingerprint and split by client): keep them, or turn record_shapes off (and "
+            f"{_SHAPES_ENV})."
+        )
+    return omitted
+
+
 def _unknown_method(method: str, source: str) -> str:
     near = difflib.get_close_matches(method.lower(), sorted(KNOWN_METHODS), n=1, cutoff=0.6)
     guess = f" Did you mean {near[0]!r}?" if near else ""
@@ -297,6 +333,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
             "arguments or results, or a string: an error message, a resource URI, a progress message) and "
             "returns what may be recorded (None: nothing)."
         )
+    record_shapes = _shapes_option(kwargs.get("record_shapes"), environ)
     return Settings(
         max_attribute_length=_positive_int(
             "max_attribute_length", kwargs.get("max_attribute_length", semconv.DEFAULT_MAX_ATTRIBUTE_LENGTH)
@@ -312,7 +349,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         record_user=_flag("record_user", kwargs.get("record_user", False)),
         record_session_id=_flag("record_session_id", kwargs.get("record_session_id", True)),
         session_id_key=_key(kwargs.get("session_id_key")),
-        record_shapes=_shapes_option(kwargs.get("record_shapes"), environ),
+        record_shapes=record_shapes,
         clients=_flag("clients", kwargs.get("clients", True)),
         record_error_messages=_flag("record_error_messages", kwargs.get("record_error_messages", False)),
         raw_resource_uris=_flag("raw_resource_uris", kwargs.get("raw_resource_uris", False)),
@@ -321,6 +358,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         send_verdict=_flag("send_verdict", kwargs.get("send_verdict", True)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
         shutdown_timeout=_seconds("shutdown_timeout", kwargs.get("shutdown_timeout")),
+        omit_attributes=_omitted(kwargs.get("omit_attributes"), environ, record_shapes),
         **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},
     )
 

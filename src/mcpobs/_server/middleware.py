@@ -106,6 +106,11 @@ class ServerMiddleware:
         self._server_attrs = {
             k: v for k, v in _identity.server_attributes(server, telemetry).items() if constant.get(k) != v
         }
+        omitted = telemetry.settings.omit_attributes
+        self._peer = S.PEER not in omitted
+        """Who served and who called on every request span; else on the handshake spans only."""
+        self._fingerprints = S.CONTRACT not in omitted
+        """The served tool's fingerprints on every tools/call span; else only the stale flag, when true."""
         known = self.names.known  # the caches of registered names grow with the catalog
         self.fingerprints = FingerprintCache(known)
         self.catalogs = CatalogFingerprints()
@@ -223,6 +228,8 @@ class ServerMiddleware:
         if method in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
+            if not self._peer and method not in S.HANDSHAKE_METHODS and S.SERVER_VERSION in labels:
+                labels = {k: v for k, v in labels.items() if k != S.SERVER_VERSION}  # the metrics keep it
             span = tel.start_span(S.span_name(method, target), parent, SpanKind.SERVER, labels, links)
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
@@ -245,7 +252,8 @@ class ServerMiddleware:
         """Span attributes beyond the labels, for a recording span only."""
         tel = self.telemetry
         params = ctx.params
-        attrs: dict[str, Any] = dict(self._server_attrs)
+        peer = self._peer or method in S.HANDSHAKE_METHODS
+        attrs: dict[str, Any] = dict(self._server_attrs) if peer else {}
         privacy = tel.privacy
         if ctx.request_id is not None and (request_id := privacy.identifier(ctx.request_id)) is not None:
             attrs[S.JSONRPC_REQUEST_ID] = request_id  # a string id is the caller's text
@@ -268,7 +276,8 @@ class ServerMiddleware:
         session_id = _sessions.session_id(ctx.session, tel.settings)
         if session_id is not None:
             attrs[S.MCP_SESSION_ID] = session_id
-        _identity.client_attributes(ctx.session, tel, attrs)
+        if peer:
+            _identity.client_attributes(ctx.session, tel, attrs)
         _received_model(ctx.meta, attrs, privacy)
         if tel.settings.record_user:
             _identity.user_attribute(tel, attrs)
@@ -378,18 +387,19 @@ class ServerMiddleware:
     def _contract(self, tool_name: str, meta: Any, recording: bool) -> dict[str, Any] | None:
         """Fingerprint the tool being called, and flag (and count) a client holding another schema."""
         held = meta.get(S.META_SCHEMA_FINGERPRINT) if meta else None
-        if not recording and held is None:
+        if held is None and not (recording and self._fingerprints):
             return None  # nothing to count, nowhere to write
         tool = self.names.tool_object(tool_name)
         if tool is None:
             return None
         schema, contract = self.fingerprints.of(tool)
-        attrs: dict[str, Any] = {S.TOOL_SCHEMA_FINGERPRINT: schema, S.TOOL_CONTRACT_FINGERPRINT: contract}
-        if isinstance(held, str):
-            stale = held != schema
-            attrs[S.TOOL_SCHEMA_STALE] = stale
-            if stale:
-                self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: tool_name, **self._labels.constant})
+        attrs: dict[str, Any] = (
+            {S.TOOL_SCHEMA_FINGERPRINT: schema, S.TOOL_CONTRACT_FINGERPRINT: contract} if self._fingerprints else {}
+        )
+        if isinstance(held, str) and held != schema:
+            # Only when true: `false` on every ok call would be bytes that say what absence says.
+            attrs[S.TOOL_SCHEMA_STALE] = True
+            self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: tool_name, **self._labels.constant})
         return attrs
 
     def _shapes(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
