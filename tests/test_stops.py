@@ -245,7 +245,10 @@ async def test_a_client_in_a_web_app_under_uvicorn_workers_exports_every_call_at
                 await anyio.sleep(0.05 * i)
                 for n in range(3):
                     hold = 0.2 if n == 0 else 0
-                    reply = await http.get(f"http://127.0.0.1:{port}/call", params={"hold": hold})
+                    # a new connection per call: kept-alive ones stay with the worker that accepted them
+                    reply = await http.get(
+                        f"http://127.0.0.1:{port}/call", params={"hold": hold}, headers={"Connection": "close"}
+                    )
                     pids[reply.json()["pid"]] += 1
 
             async with httpx2.AsyncClient(timeout=30) as http:
