@@ -50,6 +50,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import _svg  # noqa: E402
+from _markers import replace_between  # noqa: E402
 from mcp.server.mcpserver import Context  # noqa: E402  (module level: the tools' annotations name it)
 from overhead import _Callgrind, machine  # noqa: E402
 
@@ -823,13 +824,7 @@ def section(data: dict, images: Path = IMAGES) -> str:
 
 
 def write_docs(text: str, docs: Path = DOCS) -> None:
-    body = docs.read_text()
-    block = f"{BEGIN}\n{text}{END}"
-    if BEGIN in body:
-        body = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, body, flags=re.DOTALL)
-    else:
-        body = body.rstrip() + "\n\n" + block + "\n"
-    docs.write_text(body)
+    replace_between(docs, (BEGIN, END), text, append=True)
 
 
 README_BEGIN, README_END = (
@@ -882,13 +877,7 @@ def readme_rows(data: dict) -> str:
 
 
 def write_readme(text: str, readme: Path = README) -> None:
-    body = readme.read_text()
-    if README_BEGIN not in body:
-        raise SystemExit(f"README.md has no {README_BEGIN} marker")
-    block = f"{README_BEGIN}\n{text}{README_END}"
-    readme.write_text(
-        re.sub(re.escape(README_BEGIN) + r".*?" + re.escape(README_END), lambda _: block, body, flags=re.DOTALL)
-    )
+    replace_between(readme, (README_BEGIN, README_END), text)
 
 
 def main() -> None:

@@ -707,20 +707,12 @@ def readme_rows(data: dict[str, Any]) -> str:
     return head + "\n" + "\n".join(rows) + "\n"
 
 
-def replace_between(path: Path, markers: tuple[str, str], text: str) -> None:
-    """Rewrites what lies between the two markers in `path` (which must hold them)."""
-    begin, end = markers
-    body = path.read_text()
-    if begin not in body or end not in body:
-        raise SystemExit(f"{path} has no {begin} ... {end} markers")
-    block = f"{begin}\n{text}{end}"
-    path.write_text(re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda _: block, body, flags=re.DOTALL))
-
-
 def write_docs(data: dict[str, Any], root: Path) -> None:
     svg, docs = root / SVG_OUT, root / DOCS
     svg.parent.mkdir(parents=True, exist_ok=True)
     svg.write_text(plot(data))
+    from _markers import replace_between  # benchmarks/ is on sys.path when run as a script
+
     replace_between(docs, DOCS_MARKERS, section(data, svg, docs))
     replace_between(root / README, README_MARKERS, readme_rows(data))
 

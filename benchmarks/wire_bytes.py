@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -214,16 +213,6 @@ def readme_row(data: dict[str, Any]) -> str:
     )
 
 
-def _replace(path: Path, begin: str, end: str, text: str) -> None:
-    body = path.read_text()
-    block = f"{begin}\n{text}{end}"
-    if begin in body:
-        body = re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda _: block, body, flags=re.DOTALL)
-    else:
-        body = body.rstrip() + "\n\n" + block + "\n"
-    path.write_text(body)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--worker", choices=CONFIGS)
@@ -242,12 +231,12 @@ def main() -> None:
         args.json.write_text(json.dumps(data, indent=2) + "\n")
     text = section(data)
     print(text)
+    from _markers import replace_between  # benchmarks/ is on sys.path when run as a script
+
     if args.write_docs:
-        _replace(DOCS, BEGIN, END, text)
+        replace_between(DOCS, (BEGIN, END), text, append=True)
     if args.write_readme:
-        if README_BEGIN not in README.read_text():
-            raise SystemExit(f"README.md has no {README_BEGIN} marker")
-        _replace(README, README_BEGIN, README_END, readme_row(data))
+        replace_between(README, (README_BEGIN, README_END), readme_row(data))
 
 
 if __name__ == "__main__":

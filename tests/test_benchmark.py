@@ -8,17 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import benchmark_script
 import pytest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "overhead.py"
-
-
-def _overhead():
-    spec = importlib.util.spec_from_file_location("overhead", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -26,7 +19,7 @@ def test_mcpobs_floor_records_the_same_telemetry_as_mcpobs(mode):
     """`floor-payload` is mcpobs's floor: every metric mcpobs records on the trivial call, with
     the same labels, and every attribute its two spans carry (a floor short of one is cheaper
     than the same telemetry, and the ratio to it would flatter nothing but mislead)."""
-    overhead = _overhead()
+    overhead = benchmark_script.load("overhead")
     overhead.describe(mode)
 
     def recorded(config):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
+import benchmark_script
 import pytest
 from opentelemetry.trace import SpanKind
 from shop import create_server
@@ -21,7 +19,6 @@ pytestmark = pytest.mark.anyio
 CALL = "tools/call get_order_status"
 PEER = S.ATTRIBUTE_GROUPS[S.PEER].attributes
 CONTRACT = S.ATTRIBUTE_GROUPS[S.CONTRACT].attributes
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "wire_bytes.py"
 
 
 async def _order(transport: str, meta: dict[str, str] | None = None):
@@ -115,18 +112,10 @@ def test_a_bad_group_or_one_record_shapes_needs_is_refused_in_one_line(options, 
     assert "contract, peer" in message or "record_shapes" in message  # what to write instead
 
 
-def _wire_bytes():
-    spec = importlib.util.spec_from_file_location("wire_bytes", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_an_ok_legacy_call_costs_at_most_the_goal_over_the_sdks_bytes_with_the_groups_omitted():
     """Bytes, counted with the OTLP encoder (deterministic: no timing). Adding an attribute to every
     call span moves these numbers; past the goal this fails and the docs' table must be re-argued."""
-    wire = _wire_bytes()
+    wire = benchmark_script.load("wire_bytes")
     sdk, default, lean = (wire._spawn(config, "legacy")["ok"]["span_bytes"] for config in wire.CONFIGS)
     assert sdk > 300  # the SDK's two spans were captured and encoded
     assert lean <= wire.GOAL * sdk, f"lean {lean:.0f} B is {lean / sdk:.2f}x the SDK's {sdk:.0f} B"

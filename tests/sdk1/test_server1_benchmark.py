@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import benchmark_script
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -15,20 +15,11 @@ pytestmark = pytest.mark.slow
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "overhead1.py"
 
 
-def _overhead1():
-    sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("overhead1", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("mode", ["memory", "http"])
 def test_the_floor_records_the_same_telemetry_as_mcpobs(mode):
     """`floor-payload` moves exactly the metric points mcpobs moves on the trivial call, and its span
     carries every attribute mcpobs's does: a floor short of one would flatter the ratio."""
-    bench = _overhead1()
+    bench = benchmark_script.load("overhead1")
     bench.describe(mode)
 
     def recorded(config):
