@@ -25,11 +25,10 @@ from functools import partial
 from typing import Any, cast
 
 import wrapt
-from opentelemetry import context as otel_context
 from opentelemetry.instrumentation import utils as otel_utils
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled, unwrap
 
-from mcpobs._core import inventory
+from mcpobs._core import inventory, runtime_context
 from mcpobs._core.guard import guarded
 
 Wrapper = Callable[[Any, Any, Any, Any], Any]
@@ -63,7 +62,7 @@ def _enabled_check() -> Callable[[], bool]:
 
     It runs in every wrapper and at every server request (five times per in-memory tool
     call). OpenTelemetry's own looks the context up once per key; this one takes the context
-    once and reads both keys from it. The keys are OpenTelemetry's private names, so the check
+    once (straight from its variable: `runtime_context`) and reads both keys from it. The keys are OpenTelemetry's private names, so the check
     is proved against OpenTelemetry's own, once, inside and outside `suppress_instrumentation()`;
     if the names moved or the answers differ, OpenTelemetry's own function is used.
     """
@@ -72,7 +71,7 @@ def _enabled_check() -> Callable[[], bool]:
         second = otel_utils._SUPPRESS_INSTRUMENTATION_KEY_PLAIN  # pyright: ignore[reportPrivateUsage]
     except AttributeError:
         return is_instrumentation_enabled
-    get_current = otel_context.get_current
+    get_current = runtime_context.get_current
 
     def enabled() -> bool:
         current = get_current()
@@ -91,14 +90,17 @@ instrumentation_enabled = _enabled_check()
 """False inside OpenTelemetry's `suppress_instrumentation()`: see `_enabled_check`."""
 
 
-def _honouring(wrapper: Wrapper, changes: Changes) -> Wrapper:
-    """`wrapper`, skipped inside OpenTelemetry's `suppress_instrumentation()`, and once undone
-    (a module that imported a wrapped function by name still holds it)."""
+def _honouring(changes: Changes) -> Callable[[], bool]:
+    """When a wrapper runs: not inside OpenTelemetry's `suppress_instrumentation()`, and not once
+    undone (a module that imported a wrapped function by name still holds it).
 
-    def honouring(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        if not changes.active or not instrumentation_enabled():
-            return wrapped(*args, **kwargs)
-        return wrapper(wrapped, instance, args, kwargs)
+    wrapt asks it before each call (its `enabled`) and calls the wrapped function straight
+    when it answers False: no Python frame of mcpobs's between the two.
+    """
+    enabled = instrumentation_enabled
+
+    def honouring() -> bool:
+        return changes.active and enabled()
 
     return honouring
 
@@ -111,6 +113,7 @@ class Changes:
         self._undo: list[tuple[str, weakref.ref[Any] | None, Callable[..., None]]] = []
         self._pruned_at = 64
         self.active = True
+        self._enabled = _honouring(self)
 
     def wrap(self, patches: list[Patch]) -> None:
         """Wrap each patch's seam where its inventory row finds it."""
@@ -134,7 +137,8 @@ class Changes:
             return
         owner, attribute = found
         inherited = isinstance(owner, type) and attribute not in vars(owner)
-        wrapt.wrap_function_wrapper(owner, attribute, patch.wrapper if patch.setup else _honouring(patch.wrapper, self))
+        enabled = None if patch.setup else self._enabled
+        wrapt.wrap_object(owner, attribute, wrapt.FunctionWrapper, (patch.wrapper, enabled))
         self.wrapped.append(Applied(owner, attribute, inherited))
 
     def on_undo(self, where: str, undo: Callable[..., None], target: Any = None) -> None:
