@@ -21,7 +21,6 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, NamedTuple, Protocol, cast
 
-from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from mcpobs import semconv as S
@@ -116,7 +115,7 @@ class ClientCall:
         self.session = session
         self.method = method
         self.span = span
-        self.context = trace.set_span_in_context(span)
+        self.context = runtime_context.in_span(span)
         self.labels_key = labels_key
         self.start = time.perf_counter()
         self.elapsed: float | None = None

@@ -28,10 +28,10 @@ def _variable() -> ContextVar[Context] | None:
         runtime: Any = otel_context._RUNTIME_CONTEXT  # pyright: ignore[reportPrivateUsage]
         if type(runtime) is not ContextVarsRuntimeContext:
             return None
-        variable = runtime._current_context
-        if not isinstance(variable, ContextVar) or variable.get() is not otel_context.get_current():
+        variable: ContextVar[Context] = runtime._current_context  # pyright: ignore[reportPrivateUsage]
+        if variable.get() is not otel_context.get_current():
             return None
-        return variable  # pyright: ignore[reportUnknownVariableType]
+        return variable
     except Exception:
         return None
 
@@ -60,8 +60,7 @@ def _span_key() -> str | None:
     try:
         from opentelemetry.trace import propagation
 
-        key = propagation._SPAN_KEY  # pyright: ignore[reportPrivateUsage]
-        return key if isinstance(key, str) else None
+        return propagation._SPAN_KEY  # pyright: ignore[reportPrivateUsage]
     except Exception:
         return None
 
@@ -73,22 +72,38 @@ def _current_span() -> Span:
     return get_current().get(_SPAN_KEY, INVALID_SPAN)  # type: ignore[arg-type,return-value]
 
 
+def _in_span(span: Span) -> Context:
+    values = get_current().copy()
+    values[_SPAN_KEY] = span  # type: ignore[index]
+    return Context(values)
+
+
 def _proved() -> bool:
-    """The direct read answers as `trace.get_current_span()`, outside a span and inside one."""
+    """The direct read and write answer as `trace.get_current_span()` and `trace.set_span_in_context`,
+    outside a span and inside one."""
     if _SPAN_KEY is None or _var is None:
         return False
     try:
         outside = _current_span() is trace.get_current_span()
         probe = NonRecordingSpan(SpanContext(trace_id=1, span_id=1, is_remote=False))
-        token = otel_context.attach(trace.set_span_in_context(probe))
+        theirs = trace.set_span_in_context(probe)
+        ours = _in_span(probe)
+        written = type(ours) is type(theirs) and ours == theirs
+        token = otel_context.attach(theirs)
         try:
             inside = _current_span() is trace.get_current_span() is probe
+            nested = _in_span(probe) == trace.set_span_in_context(probe)
         finally:
             otel_context.detach(token)
-        return outside and inside
+        return outside and inside and written and nested
     except Exception:
         return False
 
 
-get_current_span: Callable[[], Span] = _current_span if _proved() else trace.get_current_span
+_PROVED = _proved()
+
+get_current_span: Callable[[], Span] = _current_span if _PROVED else trace.get_current_span
 """`opentelemetry.trace.get_current_span()` (of the current context)."""
+
+in_span: Callable[[Span], Context] = _in_span if _PROVED else trace.set_span_in_context
+"""`opentelemetry.trace.set_span_in_context(span)`: the current context with `span` as its span."""

@@ -79,7 +79,7 @@ class _Call:
         """(method, version, target attribute, bounded target, network): see `labels.base_labels`."""
         self.span = span
         self.state = _state.RequestState(method, target, span)
-        self.context = trace.set_span_in_context(span)
+        self.context = runtime_context.in_span(span)
         self.otel_token = runtime_context.attach(self.context)
         self.state_token = _state.enter(self.state)
         self.session_key = _state.serving(session, self.state)
