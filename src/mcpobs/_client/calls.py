@@ -21,8 +21,6 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, NamedTuple, Protocol, cast
 
-from opentelemetry import context as otel_context
-from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from mcpobs import semconv as S
@@ -31,7 +29,7 @@ from mcpobs._client.names import ClientNames, listed
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
-from mcpobs._core import sdk
+from mcpobs._core import runtime_context, sdk
 from mcpobs._core import verdict as _verdict
 from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets
@@ -117,7 +115,7 @@ class ClientCall:
         self.session = session
         self.method = method
         self.span = span
-        self.context = trace.set_span_in_context(span)
+        self.context = runtime_context.in_span(span)
         self.labels_key = labels_key
         self.start = time.perf_counter()
         self.elapsed: float | None = None
@@ -352,12 +350,12 @@ current = _current.get
 
 
 def enter(call: ClientCall) -> tuple[object, object]:
-    return _current.set(call), otel_context.attach(call.context)
+    return _current.set(call), runtime_context.attach(call.context)
 
 
 def leave(tokens: tuple[Any, Any]) -> None:
     try:  # not `guarded`: this runs on every request, and a try costs nothing
-        otel_context.detach(tokens[1])
+        runtime_context.detach(tokens[1])
         _current.reset(tokens[0])
     except Exception as exc:
         report("client context detach", exc)

@@ -82,12 +82,11 @@ active = _operation.get
 """The operation in this context, if any: the cheap check before `next_round`."""
 
 
-def start(op: Operation) -> object:
-    return _operation.set(op)
+start = _operation.set
+"""Make `op` the operation of this context (the variable's own `set`: no extra call)."""
 
-
-def stop(token: Any) -> None:
-    _operation.reset(token)
+stop = _operation.reset
+"""End what `start` began, with its token."""
 
 
 def next_round(session: Any, method: str, attrs: dict[str, Any]) -> tuple[Operation | None, Context | None]:

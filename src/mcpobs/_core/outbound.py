@@ -11,8 +11,9 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-from opentelemetry import trace
 from opentelemetry.trace import Span
+
+from mcpobs._core.runtime_context import get_current_span
 
 
 class Outbound(Protocol):
@@ -33,4 +34,4 @@ def sending() -> Outbound | None:
     client call seen from inside the server; the current span tells them apart.
     """
     call: Outbound | None = current_call.get()
-    return call if call is not None and trace.get_current_span() is call.span else None
+    return call if call is not None and get_current_span() is call.span else None

@@ -25,11 +25,10 @@ from functools import partial
 from typing import Any, cast
 
 import wrapt
-from opentelemetry import context as otel_context
 from opentelemetry.instrumentation import utils as otel_utils
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled, unwrap
 
-from mcpobs._core import inventory
+from mcpobs._core import inventory, runtime_context
 from mcpobs._core.guard import guarded
 
 Wrapper = Callable[[Any, Any, Any, Any], Any]
@@ -58,47 +57,75 @@ class Applied:
     `BaseSession`'s): undoing deletes the wrapper rather than pinning the base's function on the class."""
 
 
-def _enabled_check() -> Callable[[], bool]:
-    """OpenTelemetry's `is_instrumentation_enabled`, reading the current context once, not twice.
+def _suppression_keys() -> tuple[str, str] | None:
+    """OpenTelemetry's two suppression keys, if reading them off the context answers as its own check.
 
-    It runs in every wrapper and at every server request (five times per in-memory tool
-    call). OpenTelemetry's own looks the context up once per key; this one takes the context
-    once and reads both keys from it. The keys are OpenTelemetry's private names, so the check
-    is proved against OpenTelemetry's own, once, inside and outside `suppress_instrumentation()`;
-    if the names moved or the answers differ, OpenTelemetry's own function is used.
+    `is_instrumentation_enabled` looks the context up once per key; reading both keys off the
+    context taken once (straight from its variable: `runtime_context`) is cheaper, and it runs
+    in every wrapper and at every server request. The keys are OpenTelemetry's private names,
+    so the reading is proved against OpenTelemetry's own check, once, inside and outside
+    `suppress_instrumentation()`; None (OpenTelemetry's own check is used) if not.
     """
     try:
         first = otel_utils._SUPPRESS_INSTRUMENTATION_KEY  # pyright: ignore[reportPrivateUsage]
         second = otel_utils._SUPPRESS_INSTRUMENTATION_KEY_PLAIN  # pyright: ignore[reportPrivateUsage]
-    except AttributeError:
+        get_current = runtime_context.get_current
+
+        def enabled() -> bool:
+            current = get_current()
+            return not (current.get(first) or current.get(second))
+
+        outside = enabled() == is_instrumentation_enabled()
+        with otel_utils.suppress_instrumentation():
+            inside = enabled() == is_instrumentation_enabled() and not enabled()
+    except Exception:
+        return None
+    return (first, second) if outside and inside else None
+
+
+_KEYS = _suppression_keys()
+
+
+def _enabled_check() -> Callable[[], bool]:
+    """OpenTelemetry's `is_instrumentation_enabled`, reading the current context once, not twice."""
+    if _KEYS is None:
         return is_instrumentation_enabled
-    get_current = otel_context.get_current
+    first, second = _KEYS
+    get_current = runtime_context.get_current
 
     def enabled() -> bool:
         current = get_current()
         return not (current.get(first) or current.get(second))
 
-    try:
-        outside = enabled() == is_instrumentation_enabled()
-        with otel_utils.suppress_instrumentation():
-            inside = enabled() == is_instrumentation_enabled() and not enabled()
-    except Exception:
-        return is_instrumentation_enabled
-    return enabled if outside and inside else is_instrumentation_enabled
+    return enabled
 
 
 instrumentation_enabled = _enabled_check()
-"""False inside OpenTelemetry's `suppress_instrumentation()`: see `_enabled_check`."""
+"""False inside OpenTelemetry's `suppress_instrumentation()`: see `_suppression_keys`."""
 
 
-def _honouring(wrapper: Wrapper, changes: Changes) -> Wrapper:
-    """`wrapper`, skipped inside OpenTelemetry's `suppress_instrumentation()`, and once undone
-    (a module that imported a wrapped function by name still holds it)."""
+def _honouring(changes: Changes) -> Callable[[], bool]:
+    """When a wrapper runs: not inside OpenTelemetry's `suppress_instrumentation()`, and not once
+    undone (a module that imported a wrapped function by name still holds it).
 
-    def honouring(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        if not changes.active or not instrumentation_enabled():
-            return wrapped(*args, **kwargs)
-        return wrapper(wrapped, instance, args, kwargs)
+    wrapt asks it before each call (its `enabled`) and calls the wrapped function straight
+    when it answers False: no Python frame of mcpobs's between the two, and the check inlined.
+    """
+    if _KEYS is None:
+        enabled = is_instrumentation_enabled
+
+        def honouring_slowly() -> bool:
+            return changes.active and enabled()
+
+        return honouring_slowly
+    first, second = _KEYS
+    get_current = runtime_context.get_current
+
+    def honouring() -> bool:
+        if not changes.active:
+            return False
+        current = get_current()
+        return not (current.get(first) or current.get(second))
 
     return honouring
 
@@ -111,6 +138,7 @@ class Changes:
         self._undo: list[tuple[str, weakref.ref[Any] | None, Callable[..., None]]] = []
         self._pruned_at = 64
         self.active = True
+        self._enabled = _honouring(self)
 
     def wrap(self, patches: list[Patch]) -> None:
         """Wrap each patch's seam where its inventory row finds it."""
@@ -134,7 +162,8 @@ class Changes:
             return
         owner, attribute = found
         inherited = isinstance(owner, type) and attribute not in vars(owner)
-        wrapt.wrap_function_wrapper(owner, attribute, patch.wrapper if patch.setup else _honouring(patch.wrapper, self))
+        enabled = None if patch.setup else self._enabled
+        wrapt.wrap_object(owner, attribute, wrapt.FunctionWrapper, (patch.wrapper, enabled))
         self.wrapped.append(Applied(owner, attribute, inherited))
 
     def on_undo(self, where: str, undo: Callable[..., None], target: Any = None) -> None:

@@ -11,7 +11,6 @@ import time
 from collections.abc import Mapping
 from typing import Any, cast
 
-from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
 
@@ -22,6 +21,7 @@ from mcpobs._core import inventory as I
 from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
+from mcpobs._core import runtime_context
 from mcpobs._core import service_version as _service_version
 from mcpobs._core import stop as _stop
 from mcpobs._core import verdict as _verdict
@@ -79,8 +79,8 @@ class _Call:
         """(method, version, target attribute, bounded target, network): see `labels.base_labels`."""
         self.span = span
         self.state = _state.RequestState(method, target, span)
-        self.context = trace.set_span_in_context(span)
-        self.otel_token = otel_context.attach(self.context)
+        self.context = runtime_context.in_span(span)
+        self.otel_token = runtime_context.attach(self.context)
         self.state_token = _state.enter(self.state)
         self.session_key = _state.serving(session, self.state)
         self.start = time.perf_counter()
@@ -219,7 +219,7 @@ class ServerMiddleware:
             parent = _http_parent(ctx.request)
         links = None
         if parent is not None:
-            ambient = trace.get_current_span().get_span_context()
+            ambient = runtime_context.get_current_span().get_span_context()
             # e.g. an HTTP server span: link it, as the conventions ask. In process the
             # ambient span is the client span that is already the parent: no link to itself.
             if ambient.is_valid and ambient.span_id != trace.get_current_span(parent).get_span_context().span_id:
@@ -289,7 +289,7 @@ class ServerMiddleware:
         try:  # not `guarded`: this runs on every request, and a try costs nothing
             _state.leave(call.state_token)  # type: ignore[arg-type]
             _state.served(call.session_key)
-            otel_context.detach(call.otel_token)  # type: ignore[arg-type]
+            runtime_context.detach(call.otel_token)
         except Exception as exc:
             report("server context detach", exc)
 
