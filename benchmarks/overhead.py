@@ -59,6 +59,7 @@ CONFIGS = (
     "floor-server",
     "mcpobs",
     "mcpobs-shapes",
+    "mcpobs-lean",
     "floor-full",
     "floor-payload",
     "mcpobs-sampled",
@@ -80,6 +81,8 @@ WHAT = {
     "floor-server": "floor of mcpobs-server: the SDK's spans + one server duration record per call",
     "mcpobs": "`instrument()`: server and client spans and metrics",
     "mcpobs-shapes": "`instrument(record_shapes=True)`: mcpobs with the tool-call corpus (its price beside `mcpobs`)",
+    "mcpobs-lean": '`instrument(omit_attributes=["peer", "contract"])`: the per-session facts kept on the '
+    "handshake spans and the metrics, not on every call (docs/privacy.md)",
     "floor-full": "floor of mcpobs: the SDK's spans (+ a bare CLIENT span in mode auto) + server and client duration records",
     "floor-payload": "floor of mcpobs, the same telemetry in plain OpenTelemetry code: floor-full + every attribute "
     "mcpobs's two spans carry beyond the floor's own (a span processor, one batch per span) + the server and client "
@@ -99,12 +102,14 @@ FLOOR_OF = {
     "mcpobs-sampled": "floor-sampled",
     "fastmcp-mcpobs": "fastmcp-floor",
 }
-CONVENTIONS_OF = {"mcpobs": "floor-full"}
+CONVENTIONS_OF = {"mcpobs": "floor-full", "mcpobs-lean": "floor-full"}
 """What the conventions require of mcpobs's configuration (its spans and duration records, not
 its attributes beyond them or its counters): a reference beside the floor, not the target."""
 TARGET = 1.05
 """Every mcpobs configuration within 5% of its floor, in every mode (issue 15)."""
 SAMPLED = ("mcpobs-sampled", "floor-sampled")
+LEAN = ("peer", "contract")
+"""The attribute groups `mcpobs-lean` omits: every call's per-session facts (semconv.ATTRIBUTE_GROUPS)."""
 FLOORS = ("floor-server", "floor-full", "floor-payload", "floor-sampled", "histograms-only", "fastmcp-floor")
 WARM = 50
 _UNDER_CALLGRIND = "MCPOBS_BENCH_UNDER_CALLGRIND"
@@ -456,6 +461,7 @@ async def _run(config: str, mode: str, calls: int, hostile: bool, describe: bool
             meter_provider=meter_provider,
             clients=config != "mcpobs-server",
             record_shapes=config == "mcpobs-shapes",
+            omit_attributes=LEAN if config == "mcpobs-lean" else (),
         )
     elif config == "sentry":
         _sentry()

@@ -19,6 +19,8 @@ Configurations:
 - ``bare``: no tracer provider anywhere (the SDK's span middleware is a no-op);
 - ``sdk-server``: the SDK's own span middleware in the server, exporting; a bare load process;
 - ``mcpobs-server``: ``mcpobs.instrument(clients=False)`` in the server, exporting; a bare load process;
+- ``mcpobs-server-lean``: the same with ``omit_attributes=["peer", "contract"]``: the per-session
+  facts on the handshake spans and the metrics only, so each call's span is smaller;
 - ``sdk``: the SDK's own tracing in the server and in the load process's clients, both exporting;
 - ``mcpobs``: ``mcpobs.instrument()`` on both sides, both exporting.
 
@@ -66,8 +68,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MODES = ("http-auto", "http-legacy", "stdio")
-CONFIGS = ("bare", "sdk-server", "mcpobs-server", "sdk", "mcpobs")
-PAIRS = (("mcpobs-server", "sdk-server"), ("mcpobs", "sdk"))
+CONFIGS = ("bare", "sdk-server", "mcpobs-server", "mcpobs-server-lean", "sdk", "mcpobs")
+PAIRS = (("mcpobs-server", "sdk-server"), ("mcpobs-server-lean", "sdk-server"), ("mcpobs", "sdk"))
+LEAN = ("peer", "contract")
+"""The attribute groups `mcpobs-server-lean` omits: every call's per-session facts (docs/privacy.md)."""
 SIGNALS = ("traces", "metrics")
 SIDES = ("server", "client")
 GOAL_THROUGHPUT, GOAL_COST = 0.97, 1.05
@@ -89,9 +93,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process, all its threads (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def _cpu_seconds(pid: int, main_thread: bool = False) -> float:
+    """User + system CPU seconds of a process, all its threads or its main thread alone (Linux /proc)."""
+    stat = Path(f"/proc/{pid}/task/{pid}/stat" if main_thread else f"/proc/{pid}/stat")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -225,7 +230,10 @@ def server(config: str, mode: str, port: int, otlp: str, profile: str) -> None:
         import mcpobs
 
         assert providers is not None
-        mcpobs.instrument(tracer_provider=providers[0], meter_provider=providers[1], clients=False)
+        omitted = LEAN if config == "mcpobs-server-lean" else ()
+        mcpobs.instrument(
+            tracer_provider=providers[0], meter_provider=providers[1], clients=False, omit_attributes=omitted
+        )
     profiler = cProfile.Profile() if profile else None  # the wall clock: a CPU clock per call is a syscall
 
     def finish() -> None:
@@ -401,7 +409,9 @@ def measure(mode: str, config: str, args: argparse.Namespace, receiver_port: int
         _line(drive, "measuring")
         server_pid = srv.pid if srv else _child_server(drive.pid)
         wall, server_cpu, client_cpu = time.perf_counter(), _cpu_seconds(server_pid), _cpu_seconds(drive.pid)
+        server_main = _cpu_seconds(server_pid, main_thread=True)
         _line(drive, "done")
+        server_main = _cpu_seconds(server_pid, main_thread=True) - server_main
         server_cpu = _cpu_seconds(server_pid) - server_cpu
         client_cpu = _cpu_seconds(drive.pid) - client_cpu
         wall = time.perf_counter() - wall
@@ -417,7 +427,8 @@ def measure(mode: str, config: str, args: argparse.Namespace, receiver_port: int
     # Both processes have flushed and exited, and the receiver counts an export before it answers.
     after = _tallies(receiver_port)
     received = {key: {k: n - before.get(key, {}).get(k, 0) for k, n in tally.items()} for key, tally in after.items()}
-    return {**result, "cpu_wall": wall, "server_cpu": server_cpu, "client_cpu": client_cpu, "received": received}
+    cpu = {"server_cpu": server_cpu, "server_main_cpu": server_main, "client_cpu": client_cpu}
+    return {**result, "cpu_wall": wall, **cpu, "received": received}
 
 
 def run(args: argparse.Namespace, modes: list[str], configs: list[str], profiles: Path | None = None) -> dict[str, Any]:
@@ -471,6 +482,8 @@ def derive(raws: list[dict[str, Any]]) -> dict[str, float]:
             "p50_ms": raw["p50"] * 1e3,
             "p99_ms": raw["p99"] * 1e3,
             "server_cpu_us": raw["server_cpu"] * per_call,
+            # the event loop's thread; the rest is the exporters' threads (and stdio's stdin reader)
+            "server_main_cpu_us": raw.get("server_main_cpu", raw["server_cpu"]) * per_call,
             "client_cpu_us": raw["client_cpu"] * per_call,
         }
         for signal_name in SIGNALS:
@@ -516,6 +529,8 @@ RATIOS: tuple[tuple[str, Callable[[dict[str, float]], float], tuple[str, float] 
     ("p50", lambda f: f["p50_ms"], None),
     ("p99", lambda f: f["p99_ms"], ("max", GOAL_COST)),
     ("server CPU per call", lambda f: f["server_cpu_us"], ("max", GOAL_COST)),
+    ("server CPU per call, event-loop thread", lambda f: f["server_main_cpu_us"], None),
+    ("server CPU per call, other threads", lambda f: f["server_cpu_us"] - f["server_main_cpu_us"], None),
     ("client CPU per call", lambda f: f["client_cpu_us"], ("max", GOAL_COST)),
     ("span bytes per call", lambda f: _bytes(f, "traces"), None),
     ("span bytes per failing call", lambda f: _bytes(f, "fail"), None),
@@ -539,7 +554,7 @@ def ratio_cell(ours: dict[str, float], theirs: dict[str, float], label: str) -> 
 def _pair_rows(by_mode: dict[str, dict[str, dict[str, float]]], ours: str, theirs: str) -> Iterator[str]:
     modes = list(by_mode)
     for label, _, goal in RATIOS:
-        if ours == "mcpobs-server" and label == "client CPU per call":
+        if ours.startswith("mcpobs-server") and label == "client CPU per call":
             continue  # the same bare load process on both sides of the ratio
         cells = [
             ratio_cell(by_mode[m][ours], by_mode[m][theirs], label) if {ours, theirs} <= by_mode[m].keys() else "-"
@@ -560,7 +575,7 @@ def ratio_table(data: dict[str, Any]) -> str:
 
 def mode_table(figures: dict[str, dict[str, float]]) -> str:
     lines = [
-        "| config | calls/s | p50 ms | p99 ms | server CPU µs/call | client CPU µs/call "
+        "| config | calls/s | p50 ms | p99 ms | server CPU µs/call (event loop + other threads) | client CPU µs/call "
         "| spans/call (server + client) | span B/call (server + client) | span B/failing call (server + client) "
         "| metric B/call (server + client) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -570,8 +585,10 @@ def mode_table(figures: dict[str, dict[str, float]]) -> str:
         span_bytes = f"{f['traces_bytes_server']:,.0f} + {f['traces_bytes_client']:,.0f}"
         failing = f"{f['fail_bytes_server']:,.0f} + {f['fail_bytes_client']:,.0f}"
         metric_bytes = f"{f['metrics_bytes_server']:,.0f} + {f['metrics_bytes_client']:,.0f}"
+        main = f["server_main_cpu_us"]
+        server_cpu = f"{f['server_cpu_us']:,.0f} ({main:,.0f} + {f['server_cpu_us'] - main:,.0f})"
         lines.append(
-            f"| {config} | {f['calls_per_s']:,.0f} | {f['p50_ms']:.1f} | {f['p99_ms']:.1f} | {f['server_cpu_us']:,.0f} "
+            f"| {config} | {f['calls_per_s']:,.0f} | {f['p50_ms']:.1f} | {f['p99_ms']:.1f} | {server_cpu} "
             f"| {f['client_cpu_us']:,.0f} | {spans} | {span_bytes} | {failing} | {metric_bytes} |"
         )
     return "\n".join(lines) + "\n"
@@ -625,7 +642,9 @@ def section(data: dict[str, Any], svg: Path, docs: Path) -> str:
             "initialize handshake, a session per client) and **stdio** (the server as the load process's "
             "subprocess, one connection carrying every caller's requests). Configurations: `bare` (no tracer "
             "provider), `sdk-server` (the SDK's own span middleware in the server), `mcpobs-server` "
-            "(`instrument(clients=False)` in the server), `sdk` (the SDK's own tracing on both sides), `mcpobs` "
+            "(`instrument(clients=False)` in the server), `mcpobs-server-lean` (the same with "
+            '`omit_attributes=["peer", "contract"]`: the per-session facts on the handshake spans and the '
+            "metrics, not on every call; docs/privacy.md), `sdk` (the SDK's own tracing on both sides), `mcpobs` "
             "(`instrument()` on both sides). The goals (issue 42): `mcpobs-server` serves at least "
             f"{GOAL_THROUGHPUT}x the throughput of `sdk-server`, with server CPU per call and p99 within "
             f"{GOAL_COST}x, in every mode; `mcpobs` against `sdk` the same way.",
@@ -633,7 +652,9 @@ def section(data: dict[str, Any], svg: Path, docs: Path) -> str:
         "",
         _paragraph(
             "CPU per call is each process's user + system time over the measured window, every thread (the "
-            "exporters' included), over the calls made in it. Span bytes per call are the `tools/call` spans' "
+            "exporters' included), over the calls made in it; the server's is also split into its event-loop "
+            "thread (where requests are served) and its other threads (the batch span processor's and the "
+            "metric reader's, which encode and send; over stdio also the SDK's stdin reader). Span bytes per call are the `tools/call` spans' "
             "protobuf bytes, each with its share of its batch's envelope (resource, scope, framing), over the "
             "calls; each caller also makes one failing call (a tool that raises `ToolError`) before the "
             "measured window, and those spans give the bytes per failing call. Metric bytes per call are "
@@ -680,9 +701,11 @@ def readme_rows(data: dict[str, Any]) -> str:
     rows: list[str] = []
     wanted = {
         ("mcpobs-server", "sdk-server"): ("throughput", "p99", "server CPU per call"),
+        ("mcpobs-server-lean", "sdk-server"): ("throughput", "server CPU per call"),
         ("mcpobs", "sdk"): ("throughput", "client CPU per call"),
     }
     names = {"mcpobs-server": "`instrument(clients=False)`", "sdk-server": "the SDK's tracing"}
+    names["mcpobs-server-lean"] = 'the same, `omit_attributes=["peer", "contract"]`'
     names |= {"mcpobs": "`instrument()`", "sdk": "the SDK's tracing, both sides"}
     for (ours, theirs), labels in wanted.items():
         for label in labels:

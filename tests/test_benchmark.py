@@ -58,7 +58,7 @@ def test_the_benchmark_runs_every_configuration_beside_its_floor():
         for line in done.stdout.splitlines()
         if line.startswith("| ") and (cells := [c.strip() for c in line.strip("|").split("|")])[0] != "config"
     }
-    expected = {"bare", "sdk", "mcpobs-server", "floor-server", "mcpobs", "floor-full", "mcpobs-sampled"}
+    expected = {"bare", "sdk", "mcpobs-server", "floor-server", "mcpobs", "mcpobs-lean", "floor-full", "mcpobs-sampled"}
     assert expected | {"floor-sampled", "histograms-only", "floor-payload"} <= rows.keys()
     for config in ("mcpobs-server", "mcpobs", "mcpobs-sampled"):
         assert rows[config][3].startswith("**"), f"{config} has no ratio to its floor: {rows[config]}"
@@ -66,6 +66,7 @@ def test_the_benchmark_runs_every_configuration_beside_its_floor():
     assert rows["floor-full"][4] == rows["floor-payload"][4] == rows["mcpobs"][4] == "2.00"
     # mcpobs's floor is the same telemetry (floor-payload); floor-full, what the conventions require, stands beside it
     assert float(rows["mcpobs"][5]) > 0 and rows["floor-full"][5] == rows["floor-payload"][5] == "-"
+    assert float(rows["mcpobs-lean"][5]) > 0 and rows["mcpobs-lean"][4] == "2.00"
     assert rows["floor-server"][4] == rows["mcpobs-server"][4] == rows["sdk"][4] == "1.00"
     if importlib.util.find_spec("sentry_sdk") is None:
         assert "sentry: sentry-sdk is not installed" in done.stdout
@@ -137,7 +138,7 @@ def test_the_growth_curves_run_every_curve_with_a_floor_that_records_what_mcpobs
     assert "## Growth curves" in done.stdout and "Python 3." in done.stdout
 
 
-@pytest.mark.slow  # five configurations, each a fresh server and load process: about a minute
+@pytest.mark.slow  # six configurations, each a fresh server and load process: about a minute
 def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_docs(tmp_path):
     """A smoke run of benchmarks/saturation.py (one mode, a second per configuration), then its
     docs written into a copy of README.md and docs/benchmarks.md from the saved JSON.
@@ -159,14 +160,16 @@ def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_do
     data = json.loads(saved.read_text())
     assert {"machine", "clients", "seconds", "rounds", "metric_interval_s", "run_seconds", "runs"} <= data.keys()
     runs = data["runs"]["http-legacy"]
-    assert list(runs) == ["bare", "sdk-server", "mcpobs-server", "sdk", "mcpobs"]
+    assert list(runs) == ["bare", "sdk-server", "mcpobs-server", "mcpobs-server-lean", "sdk", "mcpobs"]
     for config, (raw,) in runs.items():
         assert raw["calls"] > 0 and raw["server_cpu"] > 0 and raw["client_cpu"] > 0, config
+        assert 0 < raw["server_main_cpu"] <= raw["server_cpu"], config  # the event loop's thread, within the process
         sent = {key: tally["bytes"] for key, tally in raw["received"].items() if tally["bytes"]}
         expected = {
             "bare": set(),
             "sdk-server": {"traces server"},
             "mcpobs-server": {"traces server", "metrics server"},
+            "mcpobs-server-lean": {"traces server", "metrics server"},
             "sdk": {"traces server", "traces client"},  # the SDK's `MCP send` span, in legacy mode
             "mcpobs": {"traces server", "metrics server", "traces client", "metrics client"},
         }[config]
@@ -175,6 +178,8 @@ def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_do
             assert raw["received"][key]["call_items"] == raw["all_calls"], (config, key, raw)
             assert raw["received"][key]["fail_items"] == 3, (config, key, raw)  # one failing call per caller
     assert "mcpobs-server / sdk-server: throughput" in done.stdout
+    lean, full = (runs[c][0]["received"]["traces server"] for c in ("mcpobs-server-lean", "mcpobs-server"))
+    assert lean["call_bytes"] / lean["call_items"] < full["call_bytes"] / full["call_items"]  # the groups left off
 
     again = subprocess.run(
         [sys.executable, str(script), "--from-json", str(saved), "--write-docs", "--root", str(tmp_path)],
@@ -188,4 +193,4 @@ def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_do
     assert "## Throughput at saturation" in docs and "### http-legacy" in docs
     assert docs.index("saturation:begin") < docs.index("## Throughput at saturation") < docs.index("saturation:end")
     svg = ET.parse(tmp_path / "docs" / "images" / "saturation.svg").getroot()
-    assert len(svg.findall("{http://www.w3.org/2000/svg}rect")) == 1 + 5 + 5  # background, bars, legend
+    assert len(svg.findall("{http://www.w3.org/2000/svg}rect")) == 1 + 6 + 6  # background, bars, legend
