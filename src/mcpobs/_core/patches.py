@@ -57,6 +57,17 @@ class Applied:
     `BaseSession`'s): undoing deletes the wrapper rather than pinning the base's function on the class."""
 
 
+def _reading(first: str, second: str) -> Callable[[], bool]:
+    """Whether instrumentation is enabled, read off the current context taken once."""
+    get_current = runtime_context.get_current
+
+    def enabled() -> bool:
+        current = get_current()
+        return not (current.get(first) or current.get(second))
+
+    return enabled
+
+
 def _suppression_keys() -> tuple[str, str] | None:
     """OpenTelemetry's two suppression keys, if reading them off the context answers as its own check.
 
@@ -69,12 +80,7 @@ def _suppression_keys() -> tuple[str, str] | None:
     try:
         first = otel_utils._SUPPRESS_INSTRUMENTATION_KEY  # pyright: ignore[reportPrivateUsage]
         second = otel_utils._SUPPRESS_INSTRUMENTATION_KEY_PLAIN  # pyright: ignore[reportPrivateUsage]
-        get_current = runtime_context.get_current
-
-        def enabled() -> bool:
-            current = get_current()
-            return not (current.get(first) or current.get(second))
-
+        enabled = _reading(first, second)
         outside = enabled() == is_instrumentation_enabled()
         with otel_utils.suppress_instrumentation():
             inside = enabled() == is_instrumentation_enabled() and not enabled()
@@ -85,22 +91,7 @@ def _suppression_keys() -> tuple[str, str] | None:
 
 _KEYS = _suppression_keys()
 
-
-def _enabled_check() -> Callable[[], bool]:
-    """OpenTelemetry's `is_instrumentation_enabled`, reading the current context once, not twice."""
-    if _KEYS is None:
-        return is_instrumentation_enabled
-    first, second = _KEYS
-    get_current = runtime_context.get_current
-
-    def enabled() -> bool:
-        current = get_current()
-        return not (current.get(first) or current.get(second))
-
-    return enabled
-
-
-instrumentation_enabled = _enabled_check()
+instrumentation_enabled = is_instrumentation_enabled if _KEYS is None else _reading(*_KEYS)
 """False inside OpenTelemetry's `suppress_instrumentation()`: see `_suppression_keys`."""
 
 
