@@ -67,7 +67,7 @@ class ClientSpans:
                 target = None if bounded == S.OTHER else bounded
         network = remembered.network if remembered is not None else None
         labels_key = (known, version, target_attr if bounded is not None else None, bounded, network)
-        labels = self.labels.base(labels_key)
+        labels, later = self.labels.split(labels_key)  # `later`: written with the outcome (`end_as`)
         attrs: dict[str, Any] = dict(labels)
         if remembered is not None and remembered.peer is not None:
             attrs.update(remembered.peer)  # the address the metric labels bound to `_OTHER`
@@ -88,6 +88,8 @@ class ClientSpans:
         else:
             span = tel.start_span(S.span_name(known, target), parent, SpanKind.CLIENT, attrs)
         call = ClientCall(self.recorder, session, method, span, labels_key)
+        if later:
+            call.extra = dict(later)  # a copy: the call adds to its own
         if target is None and known == "tools/call" and isinstance(raw, str):
             call.unlisted = raw  # named at the end if the SDK lists the tools meanwhile (`_name_late`)
         if request is not None and self.request_hook is not None:
