@@ -81,8 +81,12 @@ class ClientSpans:
                 attrs[S.MCP_RESOURCE_URI] = recorded
         if remembered is not None and remembered.session_id is not None:
             attrs[S.MCP_SESSION_ID] = remembered.session_id  # a legacy HTTP session's (the labels say where)
-        # Outside a multi-round-trip operation (most calls) there is nothing to look up.
-        op, parent = _rounds.next_round(session, method, attrs) if _rounds.active() else (None, None)
+        # Outside a multi-round-trip operation, or before its first round came back pending
+        # (most calls), there is nothing to look up: the operation's `claim` asks if it must.
+        op = _rounds.active()
+        parent = None
+        if op is not None and (anchor := op.anchor) is not None:
+            op, parent = _rounds.next_round(op, anchor, session, method, attrs)
         if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
