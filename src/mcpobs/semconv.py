@@ -41,6 +41,7 @@ from mcpobs._core.otel_releases import schema_url
 __all__ = [
     "ATTRIBUTES",
     "ATTRIBUTE_GROUPS",
+    "AT_SPAN_END",
     "CALLER_MISTAKE_CODES",
     "CANCEL_REASON",
     "CATALOG_CACHE_SCOPE",
@@ -626,6 +627,13 @@ PEER: Final = "peer"
 CONTRACT: Final = "contract"
 HANDSHAKE_METHODS: Final = frozenset({"initialize", "server/discover"})
 """The spans that keep the `peer` group when it is omitted from request spans: where a session's facts are stated."""
+
+AT_SPAN_END: Final = frozenset(
+    {MCP_PROTOCOL_VERSION, NETWORK_TRANSPORT, NETWORK_PROTOCOL_NAME, NETWORK_PROTOCOL_VERSION, SERVER_VERSION}
+)
+"""Labels a request span takes in its end batch, not at its start. A sampler is given what the
+conventions ask for at start (the method, the target, the ids); each attribute a span starts
+with costs the SDK a validation pass, the end batch's direct write does not (issue 42)."""
 
 OMIT_ATTRIBUTES_ENV: Final = "OTEL_PYTHON_MCP_OMIT_ATTRIBUTES"
 """Comma-separated names of `ATTRIBUTE_GROUPS` to leave off request spans (`instrument(omit_attributes=...)`)."""

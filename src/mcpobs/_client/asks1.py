@@ -99,12 +99,12 @@ def patches(telemetry: Telemetry) -> list[Patch]:
 
 
 def _served_labels() -> dict[str, Any]:
-    """The revision and network of the request being served here, as its SERVER span opened with them."""
+    """The revision and network of the request being served here, as its SERVER span (if it records) takes them."""
     serving = _state.current()
-    attributes = getattr(serving.span, "attributes", None) if serving is not None else None
-    if not attributes:
+    if serving is None or not serving.span.is_recording():
         return {}
-    return {k: attributes[k] for k in _ASKED_LABELS if k in attributes}
+    later = serving.later
+    return {k: later[k] for k in _ASKED_LABELS if k in later}
 
 
 def _carrying(request: Any, context: Any, baggage: bool) -> Any:

@@ -137,7 +137,8 @@ class ClientCall:
         self.failure: BaseException | None = None
         """What the transport raised while sending the request (no connection, its auth flow)."""
         self.extra: dict[str, Any] | None = None
-        """Attributes learned from the reply (the release that answered, the model), written with the outcome."""
+        """Attributes written with the outcome: the labels the span did not start with, and what the
+        reply told (the release that answered, the model)."""
         self.unlisted: str | None = None
         """The tool name sent before the session listed it (tools/call only): see `_name_late`."""
         self.asked: tuple[object, object] | None = None
@@ -228,7 +229,10 @@ class ClientCall:
             self.recorder.peer or self.method in S.HANDSHAKE_METHODS,
         )
         if extra is not None:
-            self.extra = extra
+            if self.extra is None:
+                self.extra = extra
+            else:
+                self.extra.update(extra)
 
     def reclassify(self, cls: Classification, exc: BaseException) -> None:
         """What the SDK did after the reply changed the outcome (an output that failed validation)."""

@@ -27,25 +27,37 @@ from mcpobs.semconv import Outcome
 class Operation:
     """One `Client.call_tool` / `get_prompt` / `read_resource`, which may take several rounds."""
 
-    __slots__ = ("anchor", "last", "method", "rounds", "session")
+    __slots__ = ("anchor", "client", "last", "method", "rounds")
 
-    def __init__(self, method: str, session: Any) -> None:
+    def __init__(self, method: str, client: Any) -> None:
         self.method = method
-        self.session = session
+        self.client = client
+        """The `Client`: its session is looked up only once a round comes back pending (most never do)."""
         self.anchor: ClientCall | None = None
         self.rounds = 1
         self.last: Classification | None = None
+
+    def owns(self, session: Any, method: str) -> bool:
+        """A request of this operation's method on its client's session: a round (not, say, the
+        tools/list the output validation issues, or a call an input callback makes elsewhere)."""
+        return method == self.method and session is _session_of(self.client)
 
     def annotate(self, call: ClientCall, result: Any, attrs: dict[str, Any]) -> None:
         return None  # a round's reply adds nothing of the operation's
 
     def claim(self, call: ClientCall, exc: BaseException | None) -> bool:
-        """A round ends: note its outcome; True when it became the anchor (kept open)."""
+        """A request in the operation ends: note a round's outcome; True when it became the anchor (kept open).
+
+        Every request opened before the anchor is claimed by the operation unchecked (`spans.open`):
+        whether it is a round is asked here, only of one that came back pending.
+        """
         cls = call.cls
         assert cls is not None
         anchor = self.anchor
         if anchor is None and cls.outcome is not Outcome.PENDING_INPUT:
             return False  # one round, answered: an ordinary call
+        if not self.owns(call.session, call.method):
+            return False
         self.last = cls
         if anchor is not None:
             anchor.description = call.description  # the anchor ends with the last round's outcome
@@ -89,18 +101,22 @@ stop = _operation.reset
 """End what `start` began, with its token."""
 
 
-def next_round(session: Any, method: str, attrs: dict[str, Any]) -> tuple[Operation | None, Context | None]:
-    """The operation a request opening now belongs to, and its parent when it is a later round."""
-    op = _operation.get()
-    if op is None:
+def next_round(
+    op: Operation, anchor: ClientCall, session: Any, method: str, attrs: dict[str, Any]
+) -> tuple[Operation | None, Context | None]:
+    """`op`, and the parent, of a request opening after its anchor when it is a later round."""
+    if not op.owns(session, method):
         return None, None
-    if op.method != method or op.session is not session:
-        return None, None  # e.g. the tools/list the output validation issues: not a round
-    if op.anchor is None:
-        return op, None
     op.rounds += 1
     attrs[S.MRTR_ROUND] = op.rounds
-    return op, op.anchor.context
+    return op, anchor.context
+
+
+def _session_of(client: Any) -> Any:
+    try:
+        return client.session
+    except Exception:  # not entered: the call itself will say so
+        return None
 
 
 def anchor_parent() -> Context | None:

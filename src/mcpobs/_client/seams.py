@@ -149,7 +149,7 @@ class ClientSeams:
         """Wraps `Client.call_tool` / `get_prompt` / `read_resource`: the rounds they drive."""
 
         async def drive(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-            op = _rounds.Operation(method, _session_of(instance))
+            op = _rounds.Operation(method, instance)
             token = _rounds.start(op)
             try:
                 result = await wrapped(*args, **kwargs)
@@ -244,13 +244,6 @@ async def holding(
         raise
     calls.leave(tokens)
     return result
-
-
-def _session_of(client: Any) -> Any:
-    try:
-        return client.session
-    except Exception:  # not entered: the call itself will say so
-        return None
 
 
 def patches(telemetry: Telemetry) -> list[Patch]:

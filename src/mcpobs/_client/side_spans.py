@@ -192,8 +192,8 @@ class SideSpans:
 def _serving(settings: Settings) -> tuple[dict[str, Any], str | None]:
     """A server asking its client while serving a request: that request's version, network and session.
 
-    The version and network are read from the request's SERVER span (the middleware put its
-    labels there when it opened); the session id, which that span gets only when it ends, from
+    The version and network are the labels the request's SERVER span takes at its end, for a
+    span that records (`RequestState.later`); the session id, which that span gets then too, from
     the connection the SDK is sending on (`sessions.asking_session_id`), by the rule the SERVER
     span's uses. No labels for a request sent outside any served request, and no session for a
     raw dispatcher call (no session is known there).
@@ -203,10 +203,10 @@ def _serving(settings: Settings) -> tuple[dict[str, Any], str | None]:
 
     session = _sessions.asking_session_id(settings)
     serving = _state.current()
-    attributes = getattr(serving.span, "attributes", None) if serving is not None else None
-    if not attributes:
+    if serving is None or not serving.span.is_recording():
         return {}, session
-    return {k: attributes[k] for k in _ASKED_LABELS if k in attributes}, session
+    later = serving.later
+    return {k: later[k] for k in _ASKED_LABELS if k in later}, session
 
 
 def asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:

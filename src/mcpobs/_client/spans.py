@@ -67,7 +67,7 @@ class ClientSpans:
                 target = None if bounded == S.OTHER else bounded
         network = remembered.network if remembered is not None else None
         labels_key = (known, version, target_attr if bounded is not None else None, bounded, network)
-        labels = self.labels.base(labels_key)
+        labels, later = self.labels.split(labels_key)  # `later`: written with the outcome (`end_as`)
         attrs: dict[str, Any] = dict(labels)
         if remembered is not None and remembered.peer is not None:
             attrs.update(remembered.peer)  # the address the metric labels bound to `_OTHER`
@@ -81,13 +81,19 @@ class ClientSpans:
                 attrs[S.MCP_RESOURCE_URI] = recorded
         if remembered is not None and remembered.session_id is not None:
             attrs[S.MCP_SESSION_ID] = remembered.session_id  # a legacy HTTP session's (the labels say where)
-        # Outside a multi-round-trip operation (most calls) there is nothing to look up.
-        op, parent = _rounds.next_round(session, method, attrs) if _rounds.active() else (None, None)
+        # Outside a multi-round-trip operation, or before its first round came back pending
+        # (most calls), there is nothing to look up: the operation's `claim` asks if it must.
+        op = _rounds.active()
+        parent = None
+        if op is not None and (anchor := op.anchor) is not None:
+            op, parent = _rounds.next_round(op, anchor, session, method, attrs)
         if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
             span = tel.start_span(S.span_name(known, target), parent, SpanKind.CLIENT, attrs)
         call = ClientCall(self.recorder, session, method, span, labels_key)
+        if later:
+            call.extra = dict(later)  # a copy: the call adds to its own
         if target is None and known == "tools/call" and isinstance(raw, str):
             call.unlisted = raw  # named at the end if the SDK lists the tools meanwhile (`_name_late`)
         if request is not None and self.request_hook is not None:

@@ -32,6 +32,7 @@ class LabelSets:
         "_errors_only",
         "_known",
         "_outcome",
+        "_split",
         "_with_boundary",
         "constant",
     )
@@ -63,6 +64,7 @@ class LabelSets:
         self.constant: Labels = constant or {}
         self._base: dict[tuple[Any, ...], Labels] = {}
         self._outcome: dict[tuple[Any, ...], tuple[Labels, Labels]] = {}
+        self._split: dict[tuple[Any, ...], tuple[Labels, Labels]] = {}
 
     def base(self, key: tuple[Any, ...]) -> Labels:
         """The labels of a request of `key` (see `base_labels`) before its outcome is known."""
@@ -73,6 +75,16 @@ class LabelSets:
                 labels.update(self.constant)
             put(self._base, key, labels, _MAX, self._known)
         return labels
+
+    def split(self, key: tuple[Any, ...]) -> tuple[Labels, Labels]:
+        """`base(key)` as (what a span starts with, what its end batch adds): see `S.AT_SPAN_END`."""
+        found = self._split.get(key)
+        if found is not None:
+            return found
+        labels = self.base(key)
+        later = S.AT_SPAN_END
+        start = {k: v for k, v in labels.items() if k not in later}
+        return put(self._split, key, (start, {k: v for k, v in labels.items() if k in later}), _MAX, self._known)
 
     def with_outcome(self, key: tuple[Any, ...], cls: Classification) -> tuple[Labels, Labels]:
         """(duration labels, counter labels) for a request of `key` classified as `cls`."""

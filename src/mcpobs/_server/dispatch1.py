@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, cast
 
@@ -135,8 +135,10 @@ class ServerObserver(ServerMiddleware):
             call.labels_key = (method, version, target_attr, known, network)
             call.span.update_name(S.span_name(method, known))
 
-    def _attributes(self, ctx: Any, method: str, target_attr: str | None, known: str | None) -> dict[str, Any]:
-        attrs = super()._attributes(ctx, method, target_attr, known)
+    def _attributes(
+        self, ctx: Any, method: str, target_attr: str | None, known: str | None, later: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        attrs = super()._attributes(ctx, method, target_attr, known, later)
         serving = _sessions1.current()
         if serving is not None and (serving.session is None or serving.session is ctx.session):
             if serving.raw_id is None and ctx.request is not None:  # SSE: the session's id is in the POST's query

@@ -68,6 +68,7 @@ class _Call:
         labels_key: tuple[Any, ...],
         span: Span,
         session: object,
+        later: Mapping[str, Any],
         verdict_asked: bool = False,
     ) -> None:
         self.method = method
@@ -78,7 +79,7 @@ class _Call:
         self.labels_key = labels_key
         """(method, version, target attribute, bounded target, network): see `labels.base_labels`."""
         self.span = span
-        self.state = _state.RequestState(method, target, span)
+        self.state = _state.RequestState(method, target, span, later)
         self.context = runtime_context.in_span(span)
         self.otel_token = runtime_context.attach(self.context)
         self.state_token = _state.enter(self.state)
@@ -101,8 +102,8 @@ class ServerMiddleware:
         self.telemetry = telemetry
         self.names = ServerNames(server)
         constant = release_labels(server)
-        # The span starts with the labels, its release among them: the end batch repeats only
-        # what they do not already say (a release the label had to bound stays as stated).
+        # The end batch writes the labels' release: its own repeats only what they do not
+        # already say (a release the label had to bound stays as stated).
         self._server_attrs = {
             k: v for k, v in _identity.server_attributes(server, telemetry).items() if constant.get(k) != v
         }
@@ -212,7 +213,7 @@ class ServerMiddleware:
                     waiting.request_id = ctx.request_id
         version = bounded_version(ctx.protocol_version)
         labels_key = (method, version, target_attr, known, network)
-        labels = self._labels.base(labels_key)
+        labels, later = self._labels.split(labels_key)  # `later` goes on at the end (`_end_span`)
 
         parent = _propagation.extract(ctx.meta)
         if parent is None and ctx.request is not None:
@@ -228,12 +229,10 @@ class ServerMiddleware:
         if method in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
-            if not self._peer and method not in S.HANDSHAKE_METHODS and S.SERVER_VERSION in labels:
-                labels = {k: v for k, v in labels.items() if k != S.SERVER_VERSION}  # the metrics keep it
             span = tel.start_span(S.span_name(method, target), parent, SpanKind.SERVER, labels, links)
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
-        return _Call(method, target, labels_key, span, ctx.session, verdict_asked)
+        return _Call(method, target, labels_key, span, ctx.session, later, verdict_asked)
 
     def _note_network(self, ctx: Any, network: Network | None) -> None:
         """The session's network labels, as its `initialize` request saw them (its duration's labels)."""
@@ -248,12 +247,17 @@ class ServerMiddleware:
                 self._http[version] = found
         return found  # type: ignore[return-value]
 
-    def _attributes(self, ctx: Any, method: str, target_attr: str | None, known: str | None) -> dict[str, Any]:
-        """Span attributes beyond the labels, for a recording span only."""
+    def _attributes(
+        self, ctx: Any, method: str, target_attr: str | None, known: str | None, later: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Span attributes beyond those it started with (`later`: the labels it did not), for a recording span only."""
         tel = self.telemetry
         params = ctx.params
         peer = self._peer or method in S.HANDSHAKE_METHODS
-        attrs: dict[str, Any] = dict(self._server_attrs) if peer else {}
+        if peer:
+            attrs: dict[str, Any] = {**later, **self._server_attrs}
+        else:  # the metrics keep the release
+            attrs = {k: v for k, v in later.items() if k != S.SERVER_VERSION}
         privacy = tel.privacy
         if ctx.request_id is not None and (request_id := privacy.identifier(ctx.request_id)) is not None:
             attrs[S.JSONRPC_REQUEST_ID] = request_id  # a string id is the caller's text
@@ -475,7 +479,7 @@ class ServerMiddleware:
             # Everything beyond the labels goes on in one batch, at the end: each batch costs
             # the SDK a lock and a validation pass, and an unsampled span pays for none of it.
             _, _, target_attr, known, _ = call.labels_key
-            attrs = self._attributes(ctx, call.method, target_attr, known)
+            attrs = self._attributes(ctx, call.method, target_attr, known, call.state.later)
             if contract:
                 attrs.update(contract)
             state = call.state

@@ -27,6 +27,7 @@ class RequestState:
     __slots__ = (
         "exception",
         "input_methods",
+        "later",
         "method",
         "progress_dropped",
         "progress_labels",
@@ -39,10 +40,12 @@ class RequestState:
         "tool_failure",
     )
 
-    def __init__(self, method: str, tool: str | None, span: Span) -> None:
+    def __init__(self, method: str, tool: str | None, span: Span, later: Mapping[str, Any]) -> None:
         self.method = method
         self.tool = tool
         self.span = span
+        self.later = later
+        """The labels the span takes at its end, not at its start (`S.AT_SPAN_END`): shared, never changed."""
         self.tool_failure: Classification | None = None
         """Why the tool failed, before the SDK flattened it into an `isError` result (tool hook)."""
         self.exception: BaseException | None = None
