@@ -18,6 +18,9 @@ Configurations:
 
 - ``bare``: no tracer provider anywhere (the SDK's span middleware is a no-op);
 - ``sdk-server``: the SDK's own span middleware in the server, exporting; a bare load process;
+- ``floor-server``: the conventions' minimum on the server: the SDK's span middleware and the one
+  metric record the conventions require (the server duration of each `tools/call`), written by hand
+  as in ``benchmarks/overhead.py``, exporting; a bare load process;
 - ``mcpobs-server``: ``mcpobs.instrument(clients=False)`` in the server, exporting; a bare load process;
 - ``mcpobs-server-lean``: the same with ``omit_attributes=["peer", "contract"]``: the per-session
   facts on the handshake spans and the metrics only, so each call's span is smaller;
@@ -26,7 +29,9 @@ Configurations:
 
 The ratios that matter are taken in the same run: ``mcpobs-server / sdk-server`` (the goal:
 throughput at least 0.97x, server CPU per call and p99 at most 1.05x, in every mode) and
-``mcpobs / sdk`` (the instrumented client beside the SDK's own client spans). CPU per call is a
+``mcpobs / sdk`` (the instrumented client beside the SDK's own client spans). ``mcpobs-server /
+floor-server`` says how much of the first gap is what the conventions require (a metric the SDK's
+tracing does not record) and how much is mcpobs's own. CPU per call is a
 process's user + system time over the measured window (/proc, every thread: the batch exporter's
 and the metric reader's included) over the calls made in it; the receiver's CPU is not counted.
 Span bytes per call are the `tools/call` spans' (each with its share of its batch's envelope:
@@ -68,8 +73,13 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MODES = ("http-auto", "http-legacy", "stdio")
-CONFIGS = ("bare", "sdk-server", "mcpobs-server", "mcpobs-server-lean", "sdk", "mcpobs")
-PAIRS = (("mcpobs-server", "sdk-server"), ("mcpobs-server-lean", "sdk-server"), ("mcpobs", "sdk"))
+CONFIGS = ("bare", "sdk-server", "floor-server", "mcpobs-server", "mcpobs-server-lean", "sdk", "mcpobs")
+PAIRS = (
+    ("mcpobs-server", "sdk-server"),
+    ("mcpobs-server", "floor-server"),
+    ("mcpobs-server-lean", "sdk-server"),
+    ("mcpobs", "sdk"),
+)
 LEAN = ("peer", "contract")
 """The attribute groups `mcpobs-server-lean` omits: every call's per-session facts (docs/privacy.md)."""
 SIGNALS = ("traces", "metrics")
@@ -250,7 +260,13 @@ def server(config: str, mode: str, port: int, otlp: str, profile: str) -> None:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, finish_then_exit)
-    app = MCPServer("bench")
+    middleware = []
+    if config == "floor-server":
+        from overhead import _ServerDuration  # the same hand-written record as the instruction counts' floor
+
+        assert providers is not None
+        middleware.append(_ServerDuration(providers[1], "auto" if mode == "stdio" else "http"))
+    app = MCPServer("bench", middleware=middleware)
 
     @app.tool()
     def echo(text: str) -> str:
@@ -641,7 +657,9 @@ def section(data: dict[str, Any], svg: Path, docs: Path) -> str:
             '(Streamable HTTP, `Client(url)`: the 2026-07-28 path), **http-legacy** (`mode="legacy"`: the '
             "initialize handshake, a session per client) and **stdio** (the server as the load process's "
             "subprocess, one connection carrying every caller's requests). Configurations: `bare` (no tracer "
-            "provider), `sdk-server` (the SDK's own span middleware in the server), `mcpobs-server` "
+            "provider), `sdk-server` (the SDK's own span middleware in the server), `floor-server` (the "
+            "conventions' minimum: the same spans and the one record the conventions require, each `tools/call`'s "
+            "server duration, written by hand), `mcpobs-server` "
             "(`instrument(clients=False)` in the server), `mcpobs-server-lean` (the same with "
             '`omit_attributes=["peer", "contract"]`: the per-session facts on the handshake spans and the '
             "metrics, not on every call; docs/privacy.md), `sdk` (the SDK's own tracing on both sides), `mcpobs` "
@@ -701,10 +719,12 @@ def readme_rows(data: dict[str, Any]) -> str:
     rows: list[str] = []
     wanted = {
         ("mcpobs-server", "sdk-server"): ("throughput", "p99", "server CPU per call"),
+        ("mcpobs-server", "floor-server"): ("throughput", "server CPU per call"),
         ("mcpobs-server-lean", "sdk-server"): ("throughput", "server CPU per call"),
         ("mcpobs", "sdk"): ("throughput", "client CPU per call"),
     }
     names = {"mcpobs-server": "`instrument(clients=False)`", "sdk-server": "the SDK's tracing"}
+    names["floor-server"] = "the conventions' minimum (the SDK's tracing + the duration record)"
     names["mcpobs-server-lean"] = 'the same, `omit_attributes=["peer", "contract"]`'
     names |= {"mcpobs": "`instrument()`", "sdk": "the SDK's tracing, both sides"}
     for (ours, theirs), labels in wanted.items():

@@ -139,7 +139,7 @@ def test_the_growth_curves_run_every_curve_with_a_floor_that_records_what_mcpobs
     assert "## Growth curves" in done.stdout and "Python 3." in done.stdout
 
 
-@pytest.mark.slow  # six configurations, each a fresh server and load process: about a minute
+@pytest.mark.slow  # seven configurations, each a fresh server and load process: about a minute
 def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_docs(tmp_path):
     """A smoke run of benchmarks/saturation.py (one mode, a second per configuration), then its
     docs written into a copy of README.md and docs/benchmarks.md from the saved JSON.
@@ -161,7 +161,7 @@ def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_do
     data = json.loads(saved.read_text())
     assert {"machine", "clients", "seconds", "rounds", "metric_interval_s", "run_seconds", "runs"} <= data.keys()
     runs = data["runs"]["http-legacy"]
-    assert list(runs) == ["bare", "sdk-server", "mcpobs-server", "mcpobs-server-lean", "sdk", "mcpobs"]
+    assert list(runs) == ["bare", "sdk-server", "floor-server", "mcpobs-server", "mcpobs-server-lean", "sdk", "mcpobs"]
     for config, (raw,) in runs.items():
         assert raw["calls"] > 0 and raw["server_cpu"] > 0 and raw["client_cpu"] > 0, config
         # the event loop's thread, within the process: the kernel rounds a thread's and the process's
@@ -172,6 +172,7 @@ def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_do
         expected = {
             "bare": set(),
             "sdk-server": {"traces server"},
+            "floor-server": {"traces server", "metrics server"},  # the duration record, exported
             "mcpobs-server": {"traces server", "metrics server"},
             "mcpobs-server-lean": {"traces server", "metrics server"},
             "sdk": {"traces server", "traces client"},  # the SDK's `MCP send` span, in legacy mode
@@ -182,6 +183,7 @@ def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_do
             assert raw["received"][key]["call_items"] == raw["all_calls"], (config, key, raw)
             assert raw["received"][key]["fail_items"] == 3, (config, key, raw)  # one failing call per caller
     assert "mcpobs-server / sdk-server: throughput" in done.stdout
+    assert "mcpobs-server / floor-server: server CPU per call" in done.stdout
     lean, full = (runs[c][0]["received"]["traces server"] for c in ("mcpobs-server-lean", "mcpobs-server"))
     assert lean["call_bytes"] / lean["call_items"] < full["call_bytes"] / full["call_items"]  # the groups left off
 
@@ -197,4 +199,4 @@ def test_the_saturation_benchmark_measures_every_configuration_and_writes_its_do
     assert "## Throughput at saturation" in docs and "### http-legacy" in docs
     assert docs.index("saturation:begin") < docs.index("## Throughput at saturation") < docs.index("saturation:end")
     svg = ET.parse(tmp_path / "docs" / "images" / "saturation.svg").getroot()
-    assert len(svg.findall("{http://www.w3.org/2000/svg}rect")) == 1 + 6 + 6  # background, bars, legend
+    assert len(svg.findall("{http://www.w3.org/2000/svg}rect")) == 1 + 7 + 7  # background, bars, legend
