@@ -76,3 +76,17 @@ async def test_record_session_id_false_leaves_the_asking_span_without_one():
     for method in ASKED:
         (asked,) = telemetry.spans_named(method, SpanKind.CLIENT)
         assert S.MCP_SESSION_ID not in asked.attributes
+
+
+async def test_the_servers_request_to_its_client_has_the_served_requests_revision_and_network():
+    """The asking span and its duration carry the revision and network of the request it is asked
+    within, which that request's SERVER span takes only at its end (`S.AT_SPAN_END`)."""
+    telemetry = await _refund()
+    served = _served(telemetry).attributes
+    for method in ASKED:
+        (asked,) = telemetry.spans_named(method, SpanKind.CLIENT)
+        for key in (S.MCP_PROTOCOL_VERSION, S.NETWORK_TRANSPORT, S.NETWORK_PROTOCOL_NAME):
+            assert asked.attributes[key] == served[key], (method, key)
+        assert asked.attributes[S.NETWORK_TRANSPORT] == "tcp" and served[S.MCP_PROTOCOL_VERSION] == "2025-11-25"
+        labels = {S.MCP_METHOD_NAME: method, S.NETWORK_TRANSPORT: "tcp", S.MCP_PROTOCOL_VERSION: "2025-11-25"}
+        assert telemetry.total(S.CLIENT_OPERATION_DURATION.name, labels) == 1, method
