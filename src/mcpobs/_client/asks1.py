@@ -35,7 +35,6 @@ from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import sessions1 as _sessions1
 from mcpobs._server import state as _state
 
-_ASKED_LABELS = (S.MCP_PROTOCOL_VERSION, S.NETWORK_TRANSPORT, S.NETWORK_PROTOCOL_NAME, S.NETWORK_PROTOCOL_VERSION)
 """What a server's own request to its client shares with the request it is serving."""
 
 
@@ -53,7 +52,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
             root = getattr(request, "root", request)  # a bare request model too
             method = getattr(root, "method", None)
             known = method if method in KNOWN_METHODS else S.OTHER
-            labels = _served_labels()
+            labels = _state.asked_labels()
             attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known, **labels}
             session_id = _sessions1.session_id(instance, telemetry.settings)
             if session_id is not None:  # a span attribute only, never a label
@@ -96,15 +95,6 @@ def patches(telemetry: Telemetry) -> list[Patch]:
                     )
 
     return [Patch.of(I.SERVER1_ASKS, send_request)]
-
-
-def _served_labels() -> dict[str, Any]:
-    """The revision and network of the request being served here, as its SERVER span (if it records) takes them."""
-    serving = _state.current()
-    if serving is None or not serving.span.is_recording():
-        return {}
-    later = serving.later
-    return {k: later[k] for k in _ASKED_LABELS if k in later}
 
 
 def _carrying(request: Any, context: Any, baggage: bool) -> Any:

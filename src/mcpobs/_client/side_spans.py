@@ -53,7 +53,6 @@ class _NotRecording:
 _NOT_RECORDING = _NotRecording()
 
 
-_ASKED_LABELS = (S.MCP_PROTOCOL_VERSION, S.NETWORK_TRANSPORT, S.NETWORK_PROTOCOL_NAME, S.NETWORK_PROTOCOL_VERSION)
 """What a server's own request to its client shares with the request it is serving."""
 
 
@@ -202,11 +201,7 @@ def _serving(settings: Settings) -> tuple[dict[str, Any], str | None]:
     from mcpobs._server import state as _state
 
     session = _sessions.asking_session_id(settings)
-    serving = _state.current()
-    if serving is None or not serving.span.is_recording():
-        return {}, session
-    later = serving.later
-    return {k: later[k] for k in _ASKED_LABELS if k in later}, session
+    return _state.asked_labels(), session
 
 
 def asked_in(session: Any, meta: Any) -> tuple[Context, list[Link] | None]:

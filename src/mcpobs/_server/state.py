@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mcpobs import semconv as S
 from mcpobs._core import inventory as I
 
 if TYPE_CHECKING:
@@ -156,3 +157,16 @@ behind Mcp-Param header validation): no client sent it, so it is neither a span 
 
 sdk_internal = while_running(_internal, lambda _: True)
 """A wrapper for an SDK coroutine that runs requests of its own through the chain."""
+
+_ASKED = (S.MCP_PROTOCOL_VERSION, S.NETWORK_TRANSPORT, S.NETWORK_PROTOCOL_NAME, S.NETWORK_PROTOCOL_VERSION)
+
+
+def asked_labels() -> dict[str, Any]:
+    """The revision and network of the request being served here, as its SERVER span takes them
+    at its end: what a request the server sends while serving it is labelled with. Empty outside
+    a served request, or when its span does not record."""
+    serving = _current.get()
+    if serving is None or not serving.span.is_recording():
+        return {}
+    later = serving.later
+    return {k: later[k] for k in _ASKED if k in later}
