@@ -312,7 +312,7 @@ def test_jaeger_answering_more_than_can_be_held(store: Store, candidate: str):
     """An answer too long to hold (a misdirected stream, say) is cut where the reader stops reading.
     (Before, the whole answer was read: an endless one until the kernel killed the process at 22 GB.
     This one ends 16 MiB past the bound, so a reader that does not stop fails the test, not the machine.)"""
-    from mcpobs._cli.readers import MAX_BYTES
+    from mcpobs._cli.stores.reading import MAX_BYTES
 
     store.answer("/api/v3/operations", {"operations": [{"name": "tools/call check_stock"}]})
 

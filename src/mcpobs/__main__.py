@@ -175,7 +175,8 @@ def _run(args: Any) -> int:
 
         return run(sys.stdout)
     if args.command == "jaeger-url":
-        from mcpobs._cli.readers import service_name, traces_url
+        from mcpobs._cli.stores.jaeger import traces_url
+        from mcpobs._cli.stores.query_api import service_name
 
         print(traces_url(args.service or service_name(), args.operation, minutes=args.minutes, limit=args.limit))
         return 0

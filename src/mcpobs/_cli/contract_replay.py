@@ -1,7 +1,7 @@
 """`mcpobs contract replay`: would a candidate release accept the calls clients make today?
 
 The corpus (`corpus.py`) is rebuilt from the tools/call spans instrumented servers recorded, in
-Jaeger or in OTLP JSON (`readers.py`). The replay checks (`schemas.py`)
+Jaeger or in OTLP JSON (`stores/`). The replay checks (`schemas.py`)
 
 - each recorded argument shape against the candidate's input schema: a field callers omit that
   is now required, a field callers send that is gone or forbidden (`additionalProperties:
@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, cast
 
-from mcpobs._cli import CommandError, readers
+from mcpobs._cli import CommandError
 from mcpobs._cli import contract_diff as _diff
 from mcpobs._cli.corpus import Corpus, from_file, from_jaeger
 from mcpobs._cli.corpus import write as write_corpus
 from mcpobs._cli.render import printable
 from mcpobs._cli.schemas import Kind, check_arguments, walk
+from mcpobs._cli.stores.jaeger import Jaeger
 
 _JAEGER_FIX = "Give --jaeger the query address (e.g. http://127.0.0.1:16686), or read a file with --from."
 _CLIENTS_SHOWN = 10
@@ -179,7 +180,7 @@ def main_replay(
     if source is not None:
         corpus = from_file(source)
     else:
-        store = readers.Jaeger(cast(str, jaeger), _JAEGER_FIX, timeout=60)
+        store = Jaeger(cast(str, jaeger), _JAEGER_FIX, timeout=60)
         corpus = from_jaeger(store, cast(str, service), window, limit)
     if corpus_out:
         write_corpus(corpus, corpus_out)

@@ -16,8 +16,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from mcpobs import semconv as S
-from mcpobs._cli import readers
 from mcpobs._cli.render import Span
+from mcpobs._cli.stores.jaeger import Jaeger
+from mcpobs._cli.stores.otlp_files import file_spans
+from mcpobs._cli.stores.reading import integer, loads
 from mcpobs._core.contract import schema_fingerprint
 
 SHAPE_IDS = frozenset({S.TOOL_ARGUMENTS_SHAPE_ID, S.TOOL_RESULT_SHAPE_ID})
@@ -71,7 +73,7 @@ class Corpus:
             return
         definition = attrs.get(S.TOOL_SCHEMA_DEFINITION)
         if isinstance(definition, str) and fingerprint not in self.schemas:
-            schemas = readers.loads(definition)
+            schemas = loads(definition)
             if isinstance(schemas, dict):
                 schemas = cast(dict[str, Any], schemas)
                 if schema_fingerprint(schemas.get("input"), schemas.get("output")) == fingerprint:
@@ -101,8 +103,8 @@ class Corpus:
             if shape.trace_id is None and trace_id:
                 shape.trace_id = trace_id
             if shape.definition is None and isinstance(text := attrs.get(definition_key), str):
-                shape.definition = _shape(readers.loads(text))
-            count = readers.integer(attrs.get(count_key))
+                shape.definition = _shape(loads(text))
+            count = integer(attrs.get(count_key))
             if count is not None and isinstance(recorder, str):
                 slot = (recorder, client)
                 shape.counts[slot] = max(shape.counts.get(slot, 0), count)
@@ -149,7 +151,7 @@ class Corpus:
 
 def _shape(definition: Any) -> Any:
     """A recorded shape as `mcpobs._core.shapes` writes them, or None: `{"{}": {...}}` holds an object's fields,
-    `{"[]": [...]}` an array's element shapes, all the way down (the depth is bounded by `readers.loads`)."""
+    `{"[]": [...]}` an array's element shapes, all the way down (the depth is bounded by `stores.reading.loads`)."""
     pending = [definition]
     while pending:
         node = pending.pop()
@@ -169,12 +171,12 @@ def _shape(definition: Any) -> Any:
 def from_file(path: str) -> Corpus:
     """The corpus in an OTLP JSON file, as a collector's `file` exporter writes it."""
     corpus = Corpus()
-    for span in readers.file_spans(path, SHAPE_IDS):
+    for span in file_spans(path, SHAPE_IDS):
         corpus.add_span(span)
     return corpus
 
 
-def from_jaeger(jaeger: readers.Jaeger, service: str, since: timedelta, limit: int) -> Corpus:
+def from_jaeger(jaeger: Jaeger, service: str, since: timedelta, limit: int) -> Corpus:
     """The corpus from Jaeger's query API: one search per `tools/call` operation of the service."""
     prefix = S.span_name("tools/call", "")
     names = sorted({n for n in jaeger.operations(service) if n.startswith(prefix)})

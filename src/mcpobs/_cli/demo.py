@@ -21,8 +21,8 @@ from pydantic import BaseModel
 
 from mcpobs import semconv as S
 from mcpobs._cli import destinations, render
-from mcpobs._cli.readers import traces_url
 from mcpobs._cli.serving import serve
+from mcpobs._cli.stores.jaeger import traces_url
 
 ORDERS = {"O-1873": "delivered", "O-2001": "shipped"}
 _PROMETHEUS_OTLP = "/api/v1/otlp/v1/metrics"

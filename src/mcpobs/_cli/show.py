@@ -25,9 +25,11 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from mcpobs import semconv as S
-from mcpobs._cli import CommandError, readers, render
-from mcpobs._cli.readers import PROMETHEUS_OTLP, jaeger_base, prometheus_base, service_name
+from mcpobs._cli import CommandError, render
 from mcpobs._cli.render import printable
+from mcpobs._cli.stores.jaeger import Jaeger, jaeger_answer, jaeger_base
+from mcpobs._cli.stores.prometheus import PROMETHEUS_OTLP, Prometheus, prometheus_base
+from mcpobs._cli.stores.query_api import service_name
 
 _AHEAD_S = 300
 """The query window ends this far ahead of now, so a clock slightly ahead still finds the newest traces."""
@@ -99,7 +101,7 @@ def seconds(since: str) -> int:
 
 def traces_of(answer: Mapping[str, Any]) -> list[Trace]:
     """Jaeger's ``/api/traces`` answer as traces, oldest first."""
-    return _traces(readers.jaeger_answer(answer))
+    return _traces(jaeger_answer(answer))
 
 
 def _traces(found: Iterable[tuple[str, list[render.Span]]]) -> list[Trace]:
@@ -107,7 +109,7 @@ def _traces(found: Iterable[tuple[str, list[render.Span]]]) -> list[Trace]:
     return sorted((Trace(trace_id, tuple(spans)) for trace_id, spans in found if spans), key=lambda t: t.start_ns)
 
 
-def fetch_traces(jaeger: readers.Jaeger, service: str, window_s: int, limit: int, failures: bool) -> list[Trace]:
+def fetch_traces(jaeger: Jaeger, service: str, window_s: int, limit: int, failures: bool) -> list[Trace]:
     """The newest `limit` traces of `service` in the window (with `failures`, only failed ones), oldest first."""
     now_us = int(time.time() * 1e6)
     params = {
@@ -157,7 +159,7 @@ def metric_rows(results: Iterable[tuple[str, Sequence[Mapping[str, Any]], str]])
     return rows
 
 
-def fetch_metrics(prometheus: readers.Prometheus, service: str, window: str) -> list[render.MetricRow]:
+def fetch_metrics(prometheus: Prometheus, service: str, window: str) -> list[render.MetricRow]:
     answers: list[tuple[str, Sequence[Mapping[str, Any]], str]] = []
     for spec in _METRICS:
         name = S.prometheus_name(spec)
@@ -185,8 +187,8 @@ def run(args: argparse.Namespace, out: TextIO, env: Mapping[str, str] | None = N
     if args.limit < 1:
         raise CommandError(f"--limit {args.limit}: at least 1 trace")
     service = args.service or service_name()
-    jaeger = readers.Jaeger(args.jaeger or jaeger_base(), _JAEGER_FIX)
-    prometheus = readers.Prometheus(args.prometheus or prometheus_base(env), _PROMETHEUS_FIX)
+    jaeger = Jaeger(args.jaeger or jaeger_base(), _JAEGER_FIX)
+    prometheus = Prometheus(args.prometheus or prometheus_base(env), _PROMETHEUS_FIX)
 
     traces = fetch_traces(jaeger, service, window_s, args.limit, args.failures)
     rows = [] if args.no_metrics else fetch_metrics(prometheus, service, window)
@@ -217,7 +219,7 @@ def run(args: argparse.Namespace, out: TextIO, env: Mapping[str, str] | None = N
     return 0
 
 
-def _no_traces(jaeger: readers.Jaeger, service: str, window: str, failures: bool) -> str:
+def _no_traces(jaeger: Jaeger, service: str, window: str, failures: bool) -> str:
     if failures:
         return (
             f"no failed traces of {service} in the last {window} in Jaeger at {jaeger.base}; without --failures for all"
