@@ -3,6 +3,10 @@
 `ServerMiddleware` takes the place of the SDK's built-in `OpenTelemetryMiddleware` at the
 outermost position of each server's chain, so it sees every inbound request and
 notification, including the ones the SDK refuses before any handler runs.
+
+It runs a request's way from start to finish; the parts it asks live beside it: the request in
+flight (`call.py`), where its span hangs (`span_parent.py`), what the span says beyond its labels
+(`span_attributes.py`), and the served tool's contract (`tool_contract.py`).
 """
 
 from __future__ import annotations
@@ -12,24 +16,20 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from opentelemetry import trace
-from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
+from opentelemetry.trace import NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv as S
-from mcpobs._core import content as _content
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import inventory as I
 from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
-from mcpobs._core import propagation as _propagation
 from mcpobs._core import runtime_context
 from mcpobs._core import service_version as _service_version
 from mcpobs._core import stop as _stop
 from mcpobs._core import verdict as _verdict
-from mcpobs._core.contract import CatalogFingerprints, FingerprintCache
 from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets, Network, http_network, release_labels
-from mcpobs._core.methods import ROUND_METHODS, TARGETED, URI_METHODS
-from mcpobs._core.model import received as _received_model
+from mcpobs._core.methods import ROUND_METHODS, TARGETED
 from mcpobs._core.names import LISTINGS, ServerNames, bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import instrumentation_enabled
@@ -41,50 +41,10 @@ from mcpobs._server import rounds as _rounds
 from mcpobs._server import sessions as _sessions
 from mcpobs._server import state as _state
 from mcpobs._server import transport as _transport
-from mcpobs._server.corpus import Corpus
-
-
-class _Call:
-    """One request in flight: what `_finish` needs from `_start`."""
-
-    __slots__ = (
-        "context",
-        "labels_key",
-        "method",
-        "names_target",
-        "otel_token",
-        "session_key",
-        "span",
-        "start",
-        "state",
-        "state_token",
-        "verdict_asked",
-    )
-
-    def __init__(
-        self,
-        method: str,
-        target: str | None,
-        labels_key: tuple[Any, ...],
-        span: Span,
-        session: object,
-        later: Mapping[str, Any],
-        verdict_asked: bool = False,
-    ) -> None:
-        self.method = method
-        self.verdict_asked = verdict_asked
-        """The client asked for the verdict on this tools/call (`_core/verdict.py`)."""
-        self.names_target = target
-        """The registered tool or prompt the request names (None for an unknown one)."""
-        self.labels_key = labels_key
-        """(method, version, target attribute, bounded target, network): see `labels.base_labels`."""
-        self.span = span
-        self.state = _state.RequestState(method, target, span, later)
-        self.context = runtime_context.in_span(span)
-        self.otel_token = runtime_context.attach(self.context)
-        self.state_token = _state.enter(self.state)
-        self.session_key = _state.serving(session, self.state)
-        self.start = time.perf_counter()
+from mcpobs._server.call import Call
+from mcpobs._server.span_attributes import ReplyAttributes, request_attributes
+from mcpobs._server.span_parent import parent_and_links
+from mcpobs._server.tool_contract import ToolContract
 
 
 class ServerMiddleware:
@@ -107,22 +67,20 @@ class ServerMiddleware:
         self._server_attrs = {
             k: v for k, v in _identity.server_attributes(server, telemetry).items() if constant.get(k) != v
         }
-        omitted = telemetry.settings.omit_attributes
-        self._peer = S.PEER not in omitted
+        self._peer = S.PEER not in telemetry.settings.omit_attributes
         """Who served and who called on every request span; else on the handshake spans only."""
-        self._fingerprints = S.CONTRACT not in omitted
-        """The served tool's fingerprints on every tools/call span; else only the stale flag, when true."""
-        known = self.names.known  # the caches of registered names grow with the catalog
-        self.fingerprints = FingerprintCache(known)
-        self.catalogs = CatalogFingerprints()
-        self.corpus = Corpus(telemetry.settings, telemetry.privacy, known) if telemetry.settings.record_shapes else None
         self._labels = LabelSets(
             S.SERVER_REQUESTS,
             errors_only=True,
             constant=constant,
             duration=S.SERVER_OPERATION_DURATION,
-            known=known,
+            known=self.names.known,  # the caches of registered names grow with the catalog
         )
+        self.contract = ToolContract(telemetry, self.names, self._labels.constant)
+        self.corpus = self.contract.corpus
+        """The shapes of tool calls, when `record_shapes` asks for them."""
+        self._after = ReplyAttributes(telemetry, self.names).by_method
+        """What a successful reply adds to its span, by method."""
         _service_version.adopt(getattr(server, "version", None))  # the resource's, when mcpobs configured it
         self._excluded = telemetry.settings.excluded_methods
         self._request_hook = telemetry.settings.server_request_hook
@@ -152,7 +110,7 @@ class ServerMiddleware:
             return self.stamped(call, ctx, result, cls)
         return result
 
-    def stamped(self, call: _Call, ctx: Any, result: Any, cls: Classification) -> Any:
+    def stamped(self, call: Call, ctx: Any, result: Any, cls: Classification) -> Any:
         """`result` with the verdict on `cls` in its `_meta` when one is sent (`_core/verdict.py`); else `result`.
 
         The one place the server decides whether to send it, for both lines (mcp 1.x stamps the
@@ -170,7 +128,7 @@ class ServerMiddleware:
 
     # -- before -----------------------------------------------------------------------------
 
-    def _start(self, ctx: Any) -> _Call | None:
+    def _start(self, ctx: Any) -> Call | None:
         if _state.internal() or not instrumentation_enabled():
             return None  # the SDK's own request, or inside `suppress_instrumentation()`
         try:
@@ -182,7 +140,7 @@ class ServerMiddleware:
             report("server span start", exc)
             return None
 
-    def _open(self, ctx: Any) -> _Call:
+    def _open(self, ctx: Any) -> Call:
         tel = self.telemetry
         names = self.names
         method = names.method(ctx.method)
@@ -215,16 +173,7 @@ class ServerMiddleware:
         labels_key = (method, version, target_attr, known, network)
         labels, later = self._labels.split(labels_key)  # `later` goes on at the end (`_end_span`)
 
-        parent = _propagation.extract(ctx.meta)
-        if parent is None and ctx.request is not None:
-            parent = _http_parent(ctx.request)
-        links = None
-        if parent is not None:
-            ambient = runtime_context.get_current_span().get_span_context()
-            # e.g. an HTTP server span: link it, as the conventions ask. In process the
-            # ambient span is the client span that is already the parent: no link to itself.
-            if ambient.is_valid and ambient.span_id != trace.get_current_span(parent).get_span_context().span_id:
-                links = [Link(ambient)]
+        parent, links = parent_and_links(ctx)
         # The sampler sees what it needs to decide; the rest is built only for a span that records.
         if method in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
@@ -232,7 +181,7 @@ class ServerMiddleware:
             span = tel.start_span(S.span_name(method, target), parent, SpanKind.SERVER, labels, links)
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
-        return _Call(method, target, labels_key, span, ctx.session, later, verdict_asked)
+        return Call(method, target, labels_key, span, ctx.session, later, verdict_asked)
 
     def _note_network(self, ctx: Any, network: Network | None) -> None:
         """The session's network labels, as its `initialize` request saw them (its duration's labels)."""
@@ -251,45 +200,13 @@ class ServerMiddleware:
         self, ctx: Any, method: str, target_attr: str | None, known: str | None, later: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Span attributes beyond those it started with (`later`: the labels it did not), for a recording span only."""
-        tel = self.telemetry
-        params = ctx.params
-        peer = self._peer or method in S.HANDSHAKE_METHODS
-        if peer:
-            attrs: dict[str, Any] = {**later, **self._server_attrs}
-        else:  # the metrics keep the release
-            attrs = {k: v for k, v in later.items() if k != S.SERVER_VERSION}
-        privacy = tel.privacy
-        if ctx.request_id is not None and (request_id := privacy.identifier(ctx.request_id)) is not None:
-            attrs[S.JSONRPC_REQUEST_ID] = request_id  # a string id is the caller's text
-        if target_attr is not None:
-            raw = params.get("name") if params else None
-            # the raw name on the span helps find a mangled name; one that is not a string is a value, not a name
-            if raw is not None and raw != known and (named := privacy.name(raw)) is not None:
-                attrs[target_attr] = named
-            if method == "tools/call" and tel.settings.capture_content:
-                captured = _content.arguments(params, privacy)
-                if captured is not None:
-                    attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = captured
-        elif method in URI_METHODS and params:
-            uri = params.get("uri")
-            if uri is not None and (recorded := privacy.uri(uri)) is not None:
-                attrs[S.MCP_RESOURCE_URI] = recorded
-        request = ctx.request
-        if request is not None:
-            _identity.peer_attributes(getattr(request, "client", None), tel, attrs)
-        session_id = _sessions.session_id(ctx.session, tel.settings)
-        if session_id is not None:
-            attrs[S.MCP_SESSION_ID] = session_id
-        if peer:
-            _identity.client_attributes(ctx.session, tel, attrs)
-        _received_model(ctx.meta, attrs, privacy)
-        if tel.settings.record_user:
-            _identity.user_attribute(tel, attrs)
-        return attrs
+        return request_attributes(
+            self.telemetry, ctx, method, target_attr, known, later, self._server_attrs, self._peer
+        )
 
     # -- after ------------------------------------------------------------------------------
 
-    def _leave(self, call: _Call) -> None:
+    def _leave(self, call: Call) -> None:
         try:  # not `guarded`: this runs on every request, and a try costs nothing
             _state.leave(call.state_token)  # type: ignore[arg-type]
             _state.served(call.session_key)
@@ -297,7 +214,7 @@ class ServerMiddleware:
         except Exception as exc:
             report("server context detach", exc)
 
-    def _finish(self, call: _Call, ctx: Any, result: Any, exc: BaseException | None) -> Classification | None:
+    def _finish(self, call: Call, ctx: Any, result: Any, exc: BaseException | None) -> Classification | None:
         """Classify, end the span, record the metrics: the span and the metrics each in their own
         `try`, so a trace pipeline that raises (a processor's `on_end`) costs no count, and a
         metric pipeline that raises costs no span. Returns the classification (None if it failed,
@@ -313,9 +230,9 @@ class ServerMiddleware:
                 cls = _outcome.from_result(result, call.method, call.state.tool_failure)
                 if cls is _outcome.PENDING_INPUT and call.method in ROUND_METHODS:
                     _rounds.note_pending(call.state, result)
-                after = _AFTER.get(call.method)
+                after = self._after.get(call.method)
                 if after is not None:
-                    attrs = after(self, call, ctx, result)
+                    attrs = after(call, ctx, result)
                 if self._response_hook is not None and call.span.is_recording():
                     _hooks.run("server_response_hook", self._response_hook, call.span, result)
             else:
@@ -342,7 +259,7 @@ class ServerMiddleware:
             return None
         if self.corpus is not None and call.method == "tools/call" and call.names_target is not None:
             try:
-                shapes = self._shapes(call, ctx, result)
+                shapes = self.contract.shapes(call, ctx, result)
                 if shapes:
                     attrs = {**attrs, **shapes} if attrs else shapes
             except Exception as err:
@@ -360,7 +277,7 @@ class ServerMiddleware:
             report("server metrics", err)
         return cls
 
-    def _stopped(self, call: _Call, ctx: Any) -> None:
+    def _stopped(self, call: Call, ctx: Any) -> None:
         """End `call` as `stopped`, on the stop's thread (`_core/stop.py`): the server will not let it finish."""
         elapsed = time.perf_counter() - call.start
         try:
@@ -377,7 +294,7 @@ class ServerMiddleware:
         """The reason the peer gave for cancelling the request, if it gave one (bounded)."""
         return _cancellation.reason(ctx)
 
-    def _mistake(self, call: _Call, params: Any) -> Classification | None:
+    def _mistake(self, call: Call, params: Any) -> Classification | None:
         """What the caller got wrong that a handler may answer with a plain exception, if anything."""
         if call.method not in TARGETED:
             return None
@@ -388,90 +305,14 @@ class ServerMiddleware:
             return _outcome.BAD_ARGUMENTS
         return None
 
-    def _contract(self, tool_name: str, meta: Any, recording: bool) -> dict[str, Any] | None:
-        """Fingerprint the tool being called, and flag (and count) a client holding another schema."""
-        held = meta.get(S.META_SCHEMA_FINGERPRINT) if meta else None
-        if held is None and not (recording and self._fingerprints):
-            return None  # nothing to count, nowhere to write
-        tool = self.names.tool_object(tool_name)
-        if tool is None:
-            return None
-        schema, contract = self.fingerprints.of(tool)
-        attrs: dict[str, Any] = (
-            {S.TOOL_SCHEMA_FINGERPRINT: schema, S.TOOL_CONTRACT_FINGERPRINT: contract} if self._fingerprints else {}
-        )
-        if isinstance(held, str) and held != schema:
-            # Only when true: `false` on every ok call would be bytes that say what absence says.
-            attrs[S.TOOL_SCHEMA_STALE] = True
-            self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: tool_name, **self._labels.constant})
-        return attrs
-
-    def _shapes(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
-        """Count the shapes of this call's arguments and result; what its span carries of them."""
-        tool = self.names.tool_object(call.names_target)  # type: ignore[arg-type]
-        if tool is None or self.corpus is None:
-            return None
-        schema, _ = self.fingerprints.of(tool)
-        return self.corpus.record(
-            call.names_target,  # type: ignore[arg-type]
-            tool,
-            schema,
-            ctx.session,
-            ctx.params,
-            result,
-            call.start,
-            call.span.is_recording(),
-        )
-
-    # What a successful reply adds to the span, by method.
-
-    def after_tools_call(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
-        if not self.telemetry.settings.capture_content or not call.span.is_recording():
-            return None
-        captured = _content.result(result, self.telemetry.privacy)
-        return {S.GEN_AI_TOOL_CALL_RESULT: captured} if captured is not None else None
-
-    def after_tools_list(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
-        if not isinstance(result, dict):
-            return None
-        reply = cast("dict[str, object]", result)
-        tools = reply.get("tools")
-        if not isinstance(tools, list) or not call.span.is_recording():
-            return None
-        listed = cast("list[Mapping[str, Any]]", tools)
-        attrs: dict[str, Any] = {S.CATALOG_FINGERPRINT: self.catalogs.of(listed), S.CATALOG_TOOLS: len(listed)}
-        if isinstance(ttl := reply.get("ttlMs"), int):
-            attrs[S.CATALOG_TTL_MS] = ttl
-        if isinstance(scope := reply.get("cacheScope"), str):
-            attrs[S.CATALOG_CACHE_SCOPE] = self.telemetry.bound(scope)
-        return attrs
-
-    def after_session(self, call: _Call, ctx: Any, result: Any) -> dict[str, Any] | None:
-        """Logged for every session, sampled or not: it is the one record of what a client found."""
-        if hasattr(result, "model_dump"):  # a framework's typed result (FastMCP's), not the wire dict
-            result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        reply = cast("dict[str, object]", result) if isinstance(result, dict) else None
-        capabilities = reply.get("capabilities") if reply is not None else None
-        offered = self.names.offered_counts(
-            cast("dict[str, object]", capabilities) if isinstance(capabilities, dict) else {}
-        )
-        attrs = _identity.describe_session(ctx, result, offered, self.telemetry)
-        negotiated = reply.get("protocolVersion") if reply is not None else None
-        if call.method == "initialize" and isinstance(negotiated, str):
-            # The connection still held its default version when the span opened: the reply says which it is.
-            version = bounded_version(negotiated)
-            call.labels_key = (call.labels_key[0], version, *call.labels_key[2:])
-            attrs[S.MCP_PROTOCOL_VERSION] = version
-        return attrs
-
     def _end_span(
-        self, call: _Call, ctx: Any, cls: Classification, exc: BaseException | None, extra: dict[str, Any] | None
+        self, call: Call, ctx: Any, cls: Classification, exc: BaseException | None, extra: dict[str, Any] | None
     ) -> None:
         span = call.span
         # Staleness is counted whether or not the span is sampled: metrics are never sampled.
         recording = span.is_recording()
         contract = (
-            self._contract(call.names_target, ctx.meta, recording)
+            self.contract.attributes(call.names_target, ctx.meta, recording)
             if call.names_target is not None and call.method == "tools/call"
             else None
         )
@@ -497,7 +338,7 @@ class ServerMiddleware:
             _outcome.write(span, cls, attrs, cause, privacy.description(cause), privacy)
         span.end()
 
-    def _record(self, call: _Call, cls: Classification, elapsed: float, notification: bool) -> None:
+    def _record(self, call: Call, cls: Classification, elapsed: float, notification: bool) -> None:
         tel = self.telemetry
         key = call.labels_key
         duration_labels, counted = self._labels.with_outcome(key, cls)
@@ -506,31 +347,6 @@ class ServerMiddleware:
             # one) then points at this request's span, never at an ambient one.
             tel.server_duration.record(elapsed, duration_labels, context=call.context)
         (tel.server_notifications if notification else tel.server_requests).add_shared(1, counted)
-
-
-_AFTER = {
-    "tools/call": ServerMiddleware.after_tools_call,
-    "tools/list": ServerMiddleware.after_tools_list,
-    "server/discover": ServerMiddleware.after_session,
-    "initialize": ServerMiddleware.after_session,
-}
-
-
-def _http_parent(request: Any) -> Any:
-    """The trace context in the `traceparent` header of the HTTP request that carried the message.
-
-    Honoured when `_meta` carries none (a gateway, an HTTP-instrumented client, the Inspector's
-    `--header`); `_meta` wins when both do: it belongs to the message, the header only to the
-    exchange. When an HTTP server span (an ASGI instrumentation's) already continues that trace,
-    it is current and stays the parent.
-    """
-    parent = _propagation.extract(getattr(request, "headers", None))
-    if parent is None:
-        return None
-    ambient = trace.get_current_span().get_span_context()
-    if ambient.is_valid and ambient.trace_id == trace.get_current_span(parent).get_span_context().trace_id:
-        return None
-    return parent
 
 
 def _hide_verdict_request(ctx: Any) -> None:
