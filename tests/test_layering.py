@@ -109,3 +109,10 @@ def test_the_server_side_imports_nothing_of_the_client_side():
         if any(_within(other, b) for b in banned)
     )
     assert crossings == []
+
+
+def test_the_registry_imports_nothing_of_the_package():
+    """`semconv.py` is the ground every module stands on: what it needs of an OpenTelemetry release
+    is data that `_core/otel_releases.py` reads from it, never the other way round."""
+    modules = _modules()
+    assert _imports("mcpobs.semconv", modules["mcpobs.semconv"], modules) == set()

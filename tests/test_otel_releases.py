@@ -17,6 +17,7 @@ from typing import Any
 from opentelemetry.semconv.schemas import Schemas
 
 from mcpobs import semconv as S
+from mcpobs._core import otel_releases
 from mcpobs._core.otel_releases import schema_url
 
 
@@ -111,3 +112,8 @@ def test_the_schema_url_is_the_packages_constant_where_it_has_one_and_spelled_al
     assert schema_url("1.21.0") == Schemas.V1_21_0.value
     assert schema_url("9.9.9") == Schemas.V1_21_0.value.replace("1.21.0", "9.9.9")
     assert S.SCHEMA_URL.endswith("/1.44.0")
+
+
+def test_the_tracer_and_meter_carry_the_registrys_schema_url_on_this_release():
+    """The URL the registry pins (and the docs print) is the one `otel_releases` spells from the installed package."""
+    assert otel_releases.SCHEMA_URL == S.SCHEMA_URL

@@ -36,8 +36,6 @@ from opentelemetry.semconv.attributes import network_attributes as _network
 from opentelemetry.semconv.attributes import server_attributes as _server
 from opentelemetry.semconv.attributes import service_attributes as _service
 
-from mcpobs._core.otel_releases import schema_url
-
 __all__ = [
     "ATTRIBUTES",
     "ATTRIBUTE_GROUPS",
@@ -140,6 +138,7 @@ __all__ = [
     "REQUIREMENTS",
     "RPC_RESPONSE_STATUS_CODE",
     "SCHEMA_URL",
+    "SCHEMA_VERSION",
     "SERVER_ADDRESS",
     "SERVER_NAME",
     "SERVER_NOTIFICATIONS",
@@ -217,7 +216,11 @@ CONVENTION_DOC_COMMIT: Final = "0393513c908bf895e7b3ec480a2c1eb073c584af"
 # schema the package does publish (from 0.66b0): a name that exists, that tools can resolve.
 # With 0.65b0 installed (beside the SDK 1.44; its constants stop at 1.43.0) the URL is the same:
 # the names mcpobs imports are the same in both, and schema 1.44.0 renames none of them.
-SCHEMA_URL: Final = schema_url("1.44.0")
+SCHEMA_VERSION: Final = "1.44.0"
+"""The core conventions' schema the tracer and meter name."""
+SCHEMA_URL: Final = f"https://opentelemetry.io/schemas/{SCHEMA_VERSION}"
+"""Its URL, as the package spells its own (`tests/test_conformance.py`). The tracer and meter take it
+from the installed package where it has it (`_core/otel_releases.SCHEMA_URL`): the same URL."""
 
 INSTRUMENTATION_NAME: Final = "mcpobs"
 

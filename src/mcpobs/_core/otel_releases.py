@@ -10,7 +10,11 @@ what a release has, never by its version number, so no other module branches on 
 
 from __future__ import annotations
 
+from typing import Final
+
 from opentelemetry.semconv.schemas import Schemas
+
+from mcpobs import semconv
 
 
 def schema_url(version: str) -> str:
@@ -26,6 +30,10 @@ def schema_url(version: str) -> str:
         return member.value
     published = next(iter(Schemas)).value
     return f"{published.rpartition('/')[0]}/{version}"
+
+
+SCHEMA_URL: Final = schema_url(semconv.SCHEMA_VERSION)
+"""The schema URL the tracer and meter carry: the registry's pinned schema, by this release's package."""
 
 
 def drop_connections(exporter: object) -> None:

@@ -9,6 +9,7 @@ from opentelemetry.metrics import Histogram, UpDownCounter
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
 
 from mcpobs import semconv
+from mcpobs._core import otel_releases
 from mcpobs._core.config import Settings
 from mcpobs._core.guard import report
 from mcpobs._core.privacy import Privacy
@@ -46,10 +47,10 @@ class Telemetry:
         self.privacy = Privacy(settings)
         """The one step every text from outside passes before it is recorded (`_core.privacy`)."""
         self.tracer = trace.get_tracer(
-            semconv.INSTRUMENTATION_NAME, __version__, tracer_provider, schema_url=semconv.SCHEMA_URL
+            semconv.INSTRUMENTATION_NAME, __version__, tracer_provider, schema_url=otel_releases.SCHEMA_URL
         )
         meter = metrics.get_meter(
-            semconv.INSTRUMENTATION_NAME, __version__, meter_provider, schema_url=semconv.SCHEMA_URL
+            semconv.INSTRUMENTATION_NAME, __version__, meter_provider, schema_url=otel_releases.SCHEMA_URL
         )
         self.server_duration: Histogram = _instrument(meter, semconv.SERVER_OPERATION_DURATION)
         self.client_duration: Histogram = _instrument(meter, semconv.CLIENT_OPERATION_DURATION)
