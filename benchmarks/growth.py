@@ -49,10 +49,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import _svg  # noqa: E402
-from _markers import replace_between  # noqa: E402
+from harness import svg as _svg  # noqa: E402
+from harness.callgrind import Callgrind as _Callgrind  # noqa: E402
+from harness.machine import machine  # noqa: E402
+from harness.markers import replace_between  # noqa: E402
 from mcp.server.mcpserver import Context  # noqa: E402  (module level: the tools' annotations name it)
-from overhead import _Callgrind, machine  # noqa: E402
 
 ROOT = HERE.parent
 CONFIGS = ("sdk", "floor", "mcpobs")

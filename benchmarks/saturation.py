@@ -262,7 +262,7 @@ def server(config: str, mode: str, port: int, otlp: str, profile: str) -> None:
     signal.signal(signal.SIGTERM, finish_then_exit)
     middleware = []
     if config == "floor-server":
-        from overhead import _ServerDuration  # the same hand-written record as the instruction counts' floor
+        from harness.floor import ServerDuration as _ServerDuration  # the instruction counts' floor's record
 
         assert providers is not None
         middleware.append(_ServerDuration(providers[1], "auto" if mode == "stdio" else "http"))
@@ -449,7 +449,7 @@ def measure(mode: str, config: str, args: argparse.Namespace, receiver_port: int
 
 def run(args: argparse.Namespace, modes: list[str], configs: list[str], profiles: Path | None = None) -> dict[str, Any]:
     """Every (mode, configuration), `args.rounds` times interleaved; the JSON is saved as each round ends."""
-    from overhead import machine
+    from harness.machine import machine
 
     started = time.perf_counter()
     receiver_port = _free_port()
@@ -632,7 +632,7 @@ def _paragraph(text: str) -> str:
 
 
 def plot(data: dict[str, Any]) -> str:
-    import _svg
+    from harness import svg as _svg
 
     by_mode = summaries(data)
     configs = [c for c in CONFIGS if any(c in figures for figures in by_mode.values())]
@@ -754,7 +754,7 @@ def write_docs(data: dict[str, Any], root: Path) -> None:
     svg, docs = root / SVG_OUT, root / DOCS
     svg.parent.mkdir(parents=True, exist_ok=True)
     svg.write_text(plot(data))
-    from _markers import replace_between  # benchmarks/ is on sys.path when run as a script
+    from harness.markers import replace_between  # benchmarks/ is on sys.path when run as a script
 
     replace_between(docs, DOCS_MARKERS, section(data, svg, docs))
     replace_between(root / README, README_MARKERS, readme_rows(data))
@@ -881,7 +881,7 @@ def main() -> None:
     if args.role == "load":
         return load(args.config, args.mode, args.target, args.clients, args.seconds, args.warm, args.otlp)
 
-    sys.path.insert(0, str(HERE))  # _svg, overhead
+    sys.path.insert(0, str(HERE))  # harness
     if args.profile and args.write_docs:
         parser.error("--profile slows the servers: its figures are not for the docs")
     if args.from_json:
