@@ -2,7 +2,7 @@
 
 A tool reports progress N times per call (N = 0, 1, 10, 100, under the cap); the cost of a
 report is the slope, (cost(N) - cost(0)) / N per call. Three configurations, each in a fresh
-process under callgrind (`overhead._Callgrind` counts the measured calls only):
+process under callgrind (`harness.window` counts the measured calls only):
 
 - `sdk`: the SDK's own spans, no mcpobs; the report is the SDK's `report_progress` alone.
 - `floor`: `sdk` + what mcpobs records per report, in plain OpenTelemetry code inside the
