@@ -11,17 +11,17 @@ process: reading, rebuilding and checking, against a candidate that fails one fi
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+from harness import cli
+from harness.workers import test_helpers
+
+test_helpers()  # corpus_release, tests/'s server of one tool in a few releases
 
 
 def shapes(count: int) -> list[dict[str, Any]]:
@@ -81,7 +81,7 @@ def book_bytes(count: int) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = cli.parser(__doc__)
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--shapes", type=int, default=20)
     args = parser.parse_args()

@@ -25,22 +25,20 @@ same run recorded (`describe`), so the floor moves exactly the metric points mcp
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from contextlib import AsyncExitStack
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import overhead  # noqa: E402  # its callgrind client requests, providers and machine line: line-neutral
+from harness import callgrind, cli, telemetry  # line-neutral: nothing in it imports mcp as it loads
+from harness.floor import Count, histogram
+from harness.machine import machine
+from harness.rounds import by_mode, medians, timed_by_mode
+from harness.tables import heading, ratio
+from harness.window import Window
+from harness.workers import clean_env, run_worker
+from overhead_configs import SEED
 
 MODES = ("memory", "http")
 CONFIGS = ("bare", "floor-server", "floor-payload", "mcpobs-server")
@@ -78,12 +76,12 @@ def _floor(lowlevel, config: str, described: dict, meter_provider) -> None:
     from mcpobs import semconv as S
 
     tracer = trace.get_tracer("floor")
-    histogram = overhead._histogram(meter_provider, S.SERVER_OPERATION_DURATION)
+    duration = histogram(meter_provider, S.SERVER_OPERATION_DURATION)
     (labels,) = described["metrics"][S.SERVER_OPERATION_DURATION.name]
     count = None
     if config == "floor-payload":
         (counted,) = described["metrics"][S.SERVER_REQUESTS.name]
-        count = overhead._Count(meter_provider, S.SERVER_REQUESTS, counted)
+        count = Count(meter_provider, S.SERVER_REQUESTS, counted)
     kind = SpanKind.SERVER
     attributes = {S.MCP_METHOD_NAME: "tools/call", S.GEN_AI_TOOL_NAME: "echo"}
     original = lowlevel._handle_request
@@ -94,7 +92,7 @@ def _floor(lowlevel, config: str, described: dict, meter_provider) -> None:
         with tracer.start_as_current_span("tools/call echo", kind=kind, attributes=attributes):
             start = time.perf_counter()
             await original(message, req, session, lifespan_context, raise_exceptions)
-            histogram.record(time.perf_counter() - start, labels)
+            duration.record(time.perf_counter() - start, labels)
             if count is not None:
                 count.add()
 
@@ -124,12 +122,12 @@ async def _session(server, mode: str, stack: AsyncExitStack):
 async def _run(config: str, mode: str, calls: int, describe: bool = False) -> dict:
     import random
 
-    callgrind = overhead._Callgrind() if os.environ.get(overhead._UNDER_CALLGRIND) else None
-    random.seed(overhead.SEED)
+    counts = callgrind.client()
+    random.seed(SEED)
     described = json.loads(os.environ[_DESCRIBED]) if config.startswith("floor") else None
     if config == "floor-payload":
-        os.environ[overhead._PAYLOAD] = json.dumps({"SERVER": described["attributes"]})  # type: ignore[index]
-    tracer_provider, meter_provider = overhead._providers(config, describe)
+        os.environ[telemetry.PAYLOAD] = json.dumps({"SERVER": described["attributes"]})  # type: ignore[index]
+    tracer_provider, meter_provider = telemetry.providers(config, describe)
     if config == "mcpobs-server":
         import mcpobs
 
@@ -140,28 +138,22 @@ async def _run(config: str, mode: str, calls: int, describe: bool = False) -> di
         session = await _session(server, mode, stack)
         for _ in range(min(WARM, calls)):
             await session.call_tool("echo", arguments)
-        spans = overhead._Counts.spans
-        points = overhead._points() if describe else {}
-        gc.collect()
-        gc.freeze()
-        if callgrind:
-            callgrind(overhead._Callgrind.START, overhead._Callgrind.ZERO)
-        cpu, wall = time.process_time(), time.perf_counter()
-        for _ in range(calls):
-            await session.call_tool("echo", arguments)
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        if callgrind:
-            callgrind(overhead._Callgrind.DUMP, overhead._Callgrind.STOP)
-        recorded = overhead._recorded(points) if describe else {}
-    result = {
+        spans = telemetry.Counts.spans
+        points = telemetry.points() if describe else {}
+        with Window(counts) as window:
+            for _ in range(calls):
+                await session.call_tool("echo", arguments)
+        cpu, wall = window.cpu, window.wall
+        recorded = telemetry.recorded(points) if describe else {}
+    found = {
         "cpu_us": cpu / calls * 1e6,
         "wall_us": wall / calls * 1e6,
-        "spans_per_call": (overhead._Counts.spans - spans) / calls,
+        "spans_per_call": (telemetry.Counts.spans - spans) / calls,
     }
     if describe:
-        result["attributes"] = overhead._Counts.attributes.get("SERVER", {})
-        result["metrics"] = recorded
-    return result
+        found["attributes"] = telemetry.Counts.attributes.get("SERVER", {})
+        found["metrics"] = recorded
+    return found
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -170,8 +162,7 @@ def worker(args: argparse.Namespace) -> None:
     import anyio
 
     logging.disable(logging.WARNING)
-    result = anyio.run(_run, args.worker, args.mode, args.calls, args.describe_spans)
-    sys.stderr.write(json.dumps(result) + "\n")
+    sys.stderr.write(json.dumps(anyio.run(_run, args.worker, args.mode, args.calls, args.describe_spans)) + "\n")
 
 
 # -- driver ------------------------------------------------------------------------------------------
@@ -182,15 +173,11 @@ _described: dict[str, str] = {}
 def describe(mode: str) -> str:
     """What mcpobs's `tools/call echo` SERVER span carries and which metric points it moves, in this mode."""
     if mode not in _described:
-        done = subprocess.run(
-            [*_command("mcpobs-server", mode, 5), "--describe-spans"], capture_output=True, text=True, env=_env(mode)
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"describing mcpobs's span ({mode}) failed:\n{done.stderr[-3000:]}")
-        result = overhead._result(done.stderr)
-        if not result["attributes"]:
+        command = [*_command("mcpobs-server", mode, 5), "--describe-spans"]
+        found = run_worker(command, _env(mode), f"describing mcpobs's span ({mode})")
+        if not found["attributes"]:
             raise RuntimeError(f"no `tools/call echo` SERVER span from mcpobs ({mode})")
-        _described[mode] = json.dumps({"attributes": result["attributes"], "metrics": result["metrics"]})
+        _described[mode] = json.dumps({"attributes": found["attributes"], "metrics": found["metrics"]})
     return _described[mode]
 
 
@@ -199,100 +186,55 @@ def _command(config: str, mode: str, calls: int) -> list[str]:
 
 
 def _env(mode: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "SENTRY_"))}
+    env = clean_env()
     if mode in _described:
         env[_DESCRIBED] = _described[mode]
     return env
 
 
 def _spawn(config: str, mode: str, calls: int) -> dict:
-    done = subprocess.run(_command(config, mode, calls), capture_output=True, text=True, env=_env(mode))
-    if done.returncode != 0:
-        raise RuntimeError(f"{config} ({mode}) failed:\n{done.stderr[-3000:]}")
-    return overhead._result(done.stderr)
+    return run_worker(_command(config, mode, calls), _env(mode), f"{config} ({mode})")
 
 
 def _instructions(config: str, mode: str, calls: int) -> dict:
-    import re
-
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "cg.out"
-        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
-        env = {**_env(mode), overhead._UNDER_CALLGRIND: "1"}
-        done = subprocess.run(cmd + _command(config, mode, calls), capture_output=True, text=True, env=env)
-        if done.returncode != 0:
-            raise RuntimeError(f"{config} ({mode}) failed under callgrind:\n{done.stderr[-3000:]}")
-        part = Path(f"{out}.1")
-        found = re.search(r"^totals: (\d+)", part.read_text() if part.exists() else "", re.MULTILINE)
-        if found is None or Path(f"{out}.2").exists():
-            raise RuntimeError(f"callgrind did not dump exactly once, after the calls, for {config} ({mode})")
-    result = overhead._result(done.stderr)
-    result["instructions"] = int(found[1]) / calls
-    return result
+    return callgrind.per_call(_command(config, mode, calls), _env(mode), f"{config} ({mode})", calls)
 
 
 def _print_table(mode: str, measure: str, unit: str, values: dict[str, float], extra: dict[str, dict]) -> None:
-    print(f"\n#### {mode}: {measure}\n")
-    print(f"| config | {unit} | vs bare | vs its floor | spans/call | vs floor-server |")
-    print("|---|---:|---:|---:|---:|---:|")
+    heading(mode, measure, ["config", unit, "vs bare", "vs its floor", "spans/call", "vs floor-server"])
     for c, v in values.items():
-        bare = f"{v / values['bare']:.3f}" if "bare" in values else "-"
-        floor = FLOOR_OF.get(c)
-        against = f"**{v / values[floor]:.3f}**" if floor in values else "-"
-        conventions = CONVENTIONS_OF.get(c)
-        required = f"{v / values[conventions]:.3f}" if conventions in values else "-"
+        bare, required = ratio(v, values, "bare"), ratio(v, values, CONVENTIONS_OF.get(c))
+        against = f"**{v / values[floor]:.3f}**" if (floor := FLOOR_OF.get(c)) in values else "-"
         print(f"| {c} | {v:,.0f} | {bare} | {against} | {extra[c]['spans_per_call']:.2f} | {required} |")
 
 
 def instructions(calls: int, http_calls: int, modes: tuple[str, ...], configs: tuple[str, ...]) -> None:
-    if shutil.which("valgrind") is None:
-        sys.exit("--instructions needs valgrind on PATH (e.g. apt-get install valgrind)")
-    from concurrent.futures import ThreadPoolExecutor
-
-    print(f"Instructions per call (callgrind; start-up and warm-up not counted). {overhead.machine()}")
+    callgrind.require_valgrind()
+    print(f"Instructions per call (callgrind; start-up and warm-up not counted). {machine()}")
     for mode in modes:
         describe(mode)
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        runs = {
-            (mode, c): pool.submit(_instructions, c, mode, http_calls if mode == "http" else calls)
-            for mode in modes
-            for c in configs
-        }
-        for mode in modes:
-            results = {c: runs[mode, c].result() for c in configs}
-            n = http_calls if mode == "http" else calls
-            k = {c: r["instructions"] / 1000 for c, r in results.items()}
-            _print_table(mode, f"instructions per call ({n} calls)", "k instr/call", k, results)
+    runs = by_mode(modes, configs, lambda mode, c: _instructions(c, mode, http_calls if mode == "http" else calls))
+    for mode, results in runs:
+        n = http_calls if mode == "http" else calls
+        k = {c: r["instructions"] / 1000 for c, r in results.items()}
+        _print_table(mode, f"instructions per call ({n} calls)", "k instr/call", k, results)
 
 
 def table(rounds: int, calls: int, http_calls: int, modes: tuple[str, ...], configs: tuple[str, ...]) -> None:
-    print(f"Timed: CPU time per call, median of {rounds} fresh-process rounds. {overhead.machine()}")
-    for mode in modes:
-        describe(mode)
+    print(f"Timed: CPU time per call, median of {rounds} fresh-process rounds. {machine()}")
+
+    def spawn(config: str, mode: str) -> dict:
+        return _spawn(config, mode, http_calls if mode == "http" else calls)
+
+    for mode, samples in timed_by_mode(rounds, modes, configs, spawn, describe):
         n = http_calls if mode == "http" else calls
-        samples: dict[str, list[dict]] = {c: [] for c in configs}
-        for _ in range(rounds):
-            for config in configs:
-                samples[config].append(_spawn(config, mode, n))
-        cpu = {c: statistics.median(s["cpu_us"] for s in samples[c]) for c in configs}
-        _print_table(
-            mode,
-            f"CPU µs per call ({n} calls, {rounds} rounds)",
-            "CPU µs/call",
-            cpu,
-            {c: s[-1] for c, s in samples.items()},
-        )
+        cpu, last = medians(samples, "cpu_us"), {c: s[-1] for c, s in samples.items()}
+        _print_table(mode, f"CPU µs per call ({n} calls, {rounds} rounds)", "CPU µs/call", cpu, last)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--worker", choices=CONFIGS)
-    parser.add_argument("--mode", choices=MODES, default="memory")
-    parser.add_argument("--calls", type=int, help="calls per round in memory (default 2000 timed, 1000 counted)")
-    parser.add_argument("--http-calls", type=int, help="calls per round over HTTP (default 200)")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--only", choices=MODES)
-    parser.add_argument("--configs", help="comma-separated subset of: " + ", ".join(CONFIGS))
+    parser = cli.parser(__doc__)
+    cli.per_call(parser, CONFIGS, MODES, "memory", 5, MODES)
     parser.add_argument("--instructions", action="store_true", help="count instructions under valgrind")
     parser.add_argument("--describe-spans", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

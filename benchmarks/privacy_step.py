@@ -15,16 +15,12 @@ Printed as a Markdown table: instructions (or µs) per text, and the ratio to it
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import tempfile
-import time
 import traceback
-from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from harness import callgrind
+from harness.window import Window
 
 N = 2000
 
@@ -76,34 +72,19 @@ def cases() -> dict[str, tuple[Any, Any]]:
 
 def measure(name: str, which: int) -> float:
     """Instructions per text under callgrind (this process runs under it), else CPU µs."""
-    from overhead import _Callgrind
-
     run = cases()[name][which]
     for _ in range(50):
         run()  # warm caches, the lru_cache included
-    if os.environ.get("MCPOBS_BENCH_UNDER_CALLGRIND"):
-        callgrind = _Callgrind()
-        callgrind(_Callgrind.ZERO, _Callgrind.START)
+    with Window(callgrind.client(), settle=False) as window:
         for _ in range(N):
             run()
-        callgrind(_Callgrind.STOP, _Callgrind.DUMP)
-        return 0.0
-    start = time.process_time()
-    for _ in range(N):
-        run()
-    return (time.process_time() - start) / N * 1e6
+    return window.cpu / N * 1e6
 
 
 def _under_callgrind(name: str, which: int) -> float:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "cg.out"
-        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
-        cmd += [sys.executable, __file__, "--one", name, str(which)]
-        env = {**os.environ, "MCPOBS_BENCH_UNDER_CALLGRIND": "1"}
-        subprocess.run(cmd, check=True, capture_output=True, env=env)
-        dumped = next(Path(tmp).glob("cg.out*")).read_text()
-        totals = [line for line in dumped.splitlines() if line.startswith("totals:")]
-        return int(totals[0].split()[1]) / N
+    command = [sys.executable, __file__, "--one", name, str(which)]
+    _, total = callgrind.counted_once(command, dict(os.environ), f"{name} ({which})")
+    return total / N
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 A tool reports progress N times per call (N = 0, 1, 10, 100, under the cap); the cost of a
 report is the slope, (cost(N) - cost(0)) / N per call. Three configurations, each in a fresh
-process under callgrind (`overhead._Callgrind` counts the measured calls only):
+process under callgrind (`harness.window` counts the measured calls only):
 
 - `sdk`: the SDK's own spans, no mcpobs; the report is the SDK's `report_progress` alone.
 - `floor`: `sdk` + what mcpobs records per report, in plain OpenTelemetry code inside the
@@ -17,20 +17,17 @@ process under callgrind (`overhead._Callgrind` counts the measured calls only):
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import re
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
+from harness import callgrind, cli
+from harness.machine import machine
+from harness.rounds import side_by_side
+from harness.telemetry import providers
+from harness.window import Window
+from harness.workers import result
 from mcp.server.mcpserver import Context  # at module level: the tool's annotations name it
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from overhead import _UNDER_CALLGRIND, _Callgrind, _providers, _result, machine  # noqa: E402
 
 CONFIGS = ("sdk", "floor", "mcpobs")
 REPORTS = (0, 1, 10, 100)
@@ -47,8 +44,8 @@ async def _run(config: str, mode: str, reports: int, calls: int) -> None:
     from mcpobs import semconv as S
     from mcpobs._core.tally import tally
 
-    callgrind = _Callgrind() if os.environ.get(_UNDER_CALLGRIND) else None
-    tracer_provider, meter_provider = _providers("sdk")
+    counts = callgrind.client()
+    tracer_provider, meter_provider = providers("sdk")
     if config == "mcpobs":
         import mcpobs
 
@@ -84,49 +81,25 @@ async def _run(config: str, mode: str, reports: int, calls: int) -> None:
     async with Client(server, mode=mode) as client:
         for _ in range(WARM):
             await client.call_tool("work", {"n": reports}, progress_callback=on_progress)
-        if callgrind:
-            callgrind(_Callgrind.START, _Callgrind.ZERO)
-        for _ in range(calls):
-            await client.call_tool("work", {"n": reports}, progress_callback=on_progress)
-        if callgrind:
-            callgrind(_Callgrind.DUMP, _Callgrind.STOP)
+        with Window(counts, settle=False):
+            for _ in range(calls):
+                await client.call_tool("work", {"n": reports}, progress_callback=on_progress)
     sys.stderr.write(json.dumps({"heard": heard[0]}) + "\n")
 
 
 def _instructions(config: str, mode: str, reports: int, calls: int) -> float:
     """Instructions per call of one configuration, in a fresh process under callgrind."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "cg.out"
-        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
-        worker = [
-            sys.executable,
-            __file__,
-            "--worker",
-            config,
-            "--mode",
-            mode,
-            "--reports",
-            str(reports),
-            "--calls",
-            str(calls),
-        ]
-        done = subprocess.run(
-            cmd + worker,
-            capture_output=True,
-            text=True,
-            env={**os.environ, _UNDER_CALLGRIND: "1", "PYTHONHASHSEED": "0"},
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"{config} N={reports} failed:\n{done.stderr[-3000:]}")
-        if _result(done.stderr)["heard"] != (WARM + calls) * reports:
-            raise RuntimeError(f"{config} N={reports}: the client's callback did not hear every report")
-        found = re.search(r"^totals: (\d+)", Path(f"{out}.1").read_text(), re.MULTILINE)
-        assert found is not None
-        return int(found[1]) / calls
+    worker = [sys.executable, __file__, "--worker", config, "--mode", mode]
+    worker += ["--reports", str(reports), "--calls", str(calls)]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    stderr, total = callgrind.counted_once(worker, env, f"{config} N={reports}")
+    if result(stderr)["heard"] != (WARM + calls) * reports:
+        raise RuntimeError(f"{config} N={reports}: the client's callback did not hear every report")
+    return total / calls
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = cli.parser(__doc__)
     parser.add_argument("--worker", choices=CONFIGS)
     parser.add_argument("--mode", choices=("auto", "legacy"), default="auto")
     parser.add_argument("--reports", type=int, default=0)
@@ -141,11 +114,8 @@ def main() -> None:
 
         anyio.run(_run, args.worker, args.mode, args.reports, args.calls)
         return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        runs = {(c, n): pool.submit(_instructions, c, args.mode, n, args.calls) for c in CONFIGS for n in REPORTS}
-        cost = {key: run.result() for key, run in runs.items()}
+    keys = [(c, n) for c in CONFIGS for n in REPORTS]
+    cost = dict(side_by_side(keys, lambda key: _instructions(key[0], args.mode, key[1], args.calls)))
     print(f"Instructions per progress report, mode {args.mode}, {args.calls} calls per point. {machine()}\n")
     print("| reports per call | sdk | floor | mcpobs | mcpobs / floor |\n|---:|---:|---:|---:|---:|")
     for n in REPORTS[1:]:

@@ -23,12 +23,15 @@ its key and value as encoded on the span are listed, so each attribute's cost is
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from harness import cli
+from harness.docs import save_json
+from harness.markers import replace_between
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -214,7 +217,7 @@ def readme_row(data: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = cli.parser(__doc__)
     parser.add_argument("--worker", choices=CONFIGS)
     parser.add_argument("--mode", choices=MODES, default="auto")
     parser.add_argument("--json", type=Path, help="write the raw numbers here")
@@ -228,11 +231,9 @@ def main() -> None:
         return
     data = run()
     if args.json:
-        args.json.write_text(json.dumps(data, indent=2) + "\n")
+        save_json(args.json, data, indent=2)
     text = section(data)
     print(text)
-    from _markers import replace_between  # benchmarks/ is on sys.path when run as a script
-
     if args.write_docs:
         replace_between(DOCS, (BEGIN, END), text, append=True)
     if args.write_readme:

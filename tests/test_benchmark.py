@@ -21,6 +21,8 @@ def test_mcpobs_floor_records_the_same_telemetry_as_mcpobs(mode):
     the same labels, and every attribute its two spans carry (a floor short of one is cheaper
     than the same telemetry, and the ratio to it would flatter nothing but mislead)."""
     overhead = benchmark_script.load("overhead")
+    from harness.workers import result  # benchmarks/ is on sys.path once a script is loaded
+
     overhead.describe(mode)
 
     def recorded(config):
@@ -32,7 +34,7 @@ def test_mcpobs_floor_records_the_same_telemetry_as_mcpobs(mode):
             timeout=300,
         )
         assert done.returncode == 0, done.stderr[-2000:]
-        return overhead._result(done.stderr)
+        return result(done.stderr)
 
     def calls(result):  # metric name -> the label sets the measured calls recorded
         return {
