@@ -141,7 +141,7 @@ def patches1(telemetry: Telemetry) -> list[Patch]:
                 if state is not None and state.progress_requested is None:
                     state.progress_requested = True  # a notification carries the caller's token
                     if state.tool is None:
-                        from mcpobs._server.dispatch1 import name_tool_late
+                        from mcpobs._server.sdk1.dispatch import name_tool_late
 
                         name_tool_late()
                 report(telemetry, instance, *_sent(*args, **kwargs))

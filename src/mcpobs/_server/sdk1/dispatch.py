@@ -44,10 +44,10 @@ from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
 from mcpobs._core.sdk import PARSED_CLIENT_REQUESTS, ProtocolError
 from mcpobs._core.text import clean
-from mcpobs._server import sessions1 as _sessions1
 from mcpobs._server import state as _state
 from mcpobs._server import transport as _transport
 from mcpobs._server.middleware import ServerMiddleware
+from mcpobs._server.sdk1 import sessions as _sessions
 from mcpobs.semconv import Boundary, Outcome
 
 _UNSET: Any = object()
@@ -82,7 +82,7 @@ class Request1:
         # A Starlette `Request` over Streamable HTTP and SSE; None on stdio and in memory.
         self.request = getattr(responder.message_metadata, "request_context", None)
         self.session = session
-        version = _sessions1.negotiated(session)
+        version = _sessions.negotiated(session)
         if version is None and self.request is not None:  # stateless HTTP: no handshake, the header says
             version = self.request.headers.get("mcp-protocol-version")
         self.protocol_version = version
@@ -118,7 +118,7 @@ class ServerObserver(ServerMiddleware):
         """A tool call's result is read (captured, or its shapes counted): handed over in its wire shape."""
 
     def _note_network(self, ctx: Any, network: Any) -> None:
-        """A 1.x session's labels come from its transport when its run starts (`sessions1`)."""
+        """A 1.x session's labels come from its transport when its run starts (`_server/sdk1/sessions.py`)."""
 
     def _cancel_reason(self, ctx: Any) -> str | None:
         return _reasons.pop(ctx.responder, None)
@@ -139,7 +139,7 @@ class ServerObserver(ServerMiddleware):
         self, ctx: Any, method: str, target_attr: str | None, known: str | None, later: Mapping[str, Any]
     ) -> dict[str, Any]:
         attrs = super()._attributes(ctx, method, target_attr, known, later)
-        serving = _sessions1.current()
+        serving = _sessions.current()
         if serving is not None and (serving.session is None or serving.session is ctx.session):
             if serving.raw_id is None and ctx.request is not None:  # SSE: the session's id is in the POST's query
                 raw = ctx.request.query_params.get("session_id")
@@ -241,7 +241,7 @@ def patches(observer_for: Callable[[Any], ServerObserver]) -> list[Patch]:
     from mcpobs._core import inventory as I
 
     def observer_of(server: Any) -> ServerObserver:
-        serving = _sessions1.current()
+        serving = _sessions.current()
         if serving is not None and serving.server is server and serving.observer is not None:
             return serving.observer
         return observer_for(server)
@@ -303,7 +303,7 @@ def patches(observer_for: Callable[[Any], ServerObserver]) -> list[Patch]:
         return wrapped(*args, **kwargs)
 
     async def _initialize(wrapped: Any, session: Any, responder: Any, req: Any, args: Any, kwargs: Any) -> Any:
-        serving = _sessions1.current()
+        serving = _sessions.current()
         pending = None
         with guarded("server initialize start"):
             if serving is not None:
