@@ -3,7 +3,7 @@
 1.x has no middleware chain to put mcpobs in: every seam is a class-level wrapper, and a server
 is set up when it first serves (its first session, or its first request if it was already
 serving when `instrument()` ran). Its `ServerObserver` (`sdk1/dispatch.py`: the 2.x middleware's
-logic) is made then, pointed at its host's registries (`_hosts.line1()`: FastMCP 1, FastMCP 3,
+logic) is made then, pointed at its host's registries (`_hosts/sdk1`'s `hosts()`: FastMCP 1, FastMCP 3,
 or the lowlevel `Server`'s own listing), and kept on the server, so a server built before
 `instrument()` is recorded as one built after. Every app FastMCP 1 or 3 builds gets the
 transport boundary; a lowlevel server's own mount of the SDK's session manager has it there.
@@ -22,10 +22,11 @@ from mcpobs._core.guard import report
 from mcpobs._core.patches import Changes, Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._hosts import Host
-from mcpobs._server import progress as _progress
+from mcpobs._hosts import sdk1 as _hosts1
 from mcpobs._server import transport as _transport
 from mcpobs._server.sdk1 import http as _http
 from mcpobs._server.sdk1 import notifications as _notifications
+from mcpobs._server.sdk1 import progress as _progress
 from mcpobs._server.sdk1 import sessions as _sessions
 from mcpobs._server.sdk1.dispatch import ServerObserver
 from mcpobs._server.sdk1.dispatch import patches as dispatch_patches
@@ -40,7 +41,7 @@ class ServerSetup1:
     def __init__(self, telemetry: Telemetry, changes: Changes) -> None:
         self.telemetry = telemetry
         self.changes = changes
-        self.hosts, self.lowlevel = _hosts.line1()
+        self.hosts, self.lowlevel = _hosts1.hosts()
 
     def observer(self, server: Any) -> ServerObserver:
         """The server's observer: made, and pointed at its host's registries, when it first serves."""
@@ -81,7 +82,7 @@ class ServerSetup1:
             Patch.of(I.FASTMCP3_RUN, run),
             *dispatch_patches(self.observer),
             *_http.patches(telemetry),
-            *_progress.patches1(telemetry),
+            *_progress.patches(telemetry),
             *_notifications.patches(telemetry),
         ]
         found += self.lowlevel.patches(self)
