@@ -11,6 +11,12 @@ package): mcp 2.x's seams and mcp 1.x's are rows side by side, and a row whose p
 installed, or is installed at a release outside its gate, is silent: nothing of it can be in use.
 The gates are read from installed distributions' metadata, in one place (`applies`); nothing
 else in mcpobs compares SDK versions.
+
+The mcp 1.x line's rows (gated `MCP_1` or `FASTMCP_3`: its server, FastMCP 1 and 3, its client)
+sit between the lines `# <sdk1>` and `# </sdk1>`, each section headed by the line folder that
+wraps or reads them (`_server/sdk1/`, `_hosts/sdk1/`, `_client/sdk1/`): retiring the line deletes
+those blocks with the folders (scripts/check-without-sdk1 does so on a copy; `tests/test_inventory.py`
+checks that the blocks hold exactly the 1.x rows).
 """
 
 from __future__ import annotations
@@ -286,7 +292,8 @@ FASTMCP_COMPONENTS = read(
     **_FM,
 )
 
-# -- mcp 1.x server (_server/sdk1/: dispatch.py, sessions.py, notifications.py, http.py; _client/sdk1/asks.py) --
+# <sdk1>
+# -- mcp 1.x server (_server/sdk1/; a server's own requests: _client/sdk1/asks.py) --------------------
 #
 # 1.x has no middleware chain: a request is observed where the lowlevel `Server` dispatches it, and
 # its outcome where its responder answers (in the same task), before the answer is sent.
@@ -357,7 +364,7 @@ SERVER1_NOTIFY = wrap(
     **_S1,
 )
 SERVER1_PROGRESS = wrap(
-    "mcp.server.session:ServerSession.send_progress_notification", "progress spans (_server/progress.py)", **_S1
+    "mcp.server.session:ServerSession.send_progress_notification", "progress spans (_server/sdk1/progress.py)", **_S1
 )
 SERVER1_STDIO = wrap("mcp.server.stdio:stdio_server", "stdio: the transport labels of a server served on it", **_S1)
 SERVER1_HTTP_CONNECT = wrap(
@@ -438,6 +445,7 @@ FASTMCP3_COMPONENTS = read(
     "registered tool, prompt and resource names, live",
     **_FM3,
 )
+# </sdk1>
 
 # -- inside a request (_server/) -------------------------------------------------------------------
 
@@ -591,6 +599,7 @@ FASTMCP_CLIENT_STATE = read("fastmcp.client.client:Client._session_state", "the 
 CLIENT_SESSION = read(f"{_CLIENT}._session", "session duration (_client/lifetime.py, describe.py)")
 CLIENT_OUTPUT_SCHEMAS = read(f"{_SESSION}._tool_output_schemas", "the tool's listed schema (_client/spans.py)")
 
+# <sdk1>
 # -- mcp 1.x client (_client/sdk1/: session.py, transports.py, answers.py) -------------------------
 
 _1 = {"releases": MCP_1}
@@ -649,6 +658,7 @@ FASTMCP3_CLIENT_TRACER = wrap(
 FASTMCP3_MEMORY = wrap(
     "fastmcp.client.transports.memory:FastMCPTransport.connect_session", "an in-memory session's server", **_FM3
 )
+# </sdk1>
 
 # -- resolving -------------------------------------------------------------------------------------
 
