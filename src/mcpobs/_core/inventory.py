@@ -314,20 +314,20 @@ SERVER1_RESPOND = wrap(
 )
 SERVER1_TOOL_ERROR_RESULT = wrap(
     "mcp.server.lowlevel.server:Server._make_error_result",
-    "why a lowlevel tools/call failed, before its handler flattens it (_server/sdk1/dispatch.py)",
+    "why a lowlevel tools/call failed, before its handler flattens it (_server/sdk1/tool_failures.py)",
     **_S1,
 )
 SERVER1_VALIDATE_REQUEST = wrap(
     "mcp.types:ClientRequest.model_validate",
-    "a request the session refuses before any handler: unknown method, malformed params (_server/sdk1/dispatch.py)",
+    "a request the session refuses before any handler: unknown method, malformed params (_server/sdk1/refusals.py)",
     **_S1,
 )
 SERVER1_VALIDATE_NOTIFICATION = wrap(
-    "mcp.types:ClientNotification.model_validate", "a cancel's reason (_server/sdk1/dispatch.py)", **_S1
+    "mcp.types:ClientNotification.model_validate", "a cancel's reason (_server/sdk1/cancels.py)", **_S1
 )
 SERVER1_CANCEL = wrap(
     "mcp.shared.session:RequestResponder.cancel",
-    "the request a cancel names: its reason (_server/sdk1/dispatch.py)",
+    "the request a cancel names: its reason (_server/sdk1/cancels.py)",
     **_S1,
 )
 SERVER1_REQUEST_HANDLERS = read(

@@ -31,7 +31,7 @@ from mcpobs._hosts.fastmcp import FastMCPHost, classify_tool_exception
 from mcpobs._hosts.host import Setup, outermost_tool_call
 from mcpobs._server import state as _state
 from mcpobs._server.sdk1 import progress as _progress
-from mcpobs._server.sdk1.dispatch import tool_exception
+from mcpobs._server.sdk1.tool_failures import tool_exception
 
 _NO_OP = NoOpTracer()
 

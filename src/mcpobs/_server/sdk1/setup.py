@@ -24,10 +24,13 @@ from mcpobs._core.telemetry import Telemetry
 from mcpobs._hosts import Host
 from mcpobs._hosts import sdk1 as _hosts1
 from mcpobs._server import transport as _transport
+from mcpobs._server.sdk1 import cancels as _cancels
 from mcpobs._server.sdk1 import http as _http
 from mcpobs._server.sdk1 import notifications as _notifications
 from mcpobs._server.sdk1 import progress as _progress
+from mcpobs._server.sdk1 import refusals as _refusals
 from mcpobs._server.sdk1 import sessions as _sessions
+from mcpobs._server.sdk1 import tool_failures as _tool_failures
 from mcpobs._server.sdk1.dispatch import ServerObserver
 from mcpobs._server.sdk1.dispatch import patches as dispatch_patches
 
@@ -81,6 +84,9 @@ class ServerSetup1:
             Patch.of(I.SERVER1_RUN, run),
             Patch.of(I.FASTMCP3_RUN, run),
             *dispatch_patches(self.observer),
+            *_tool_failures.patches(),
+            *_refusals.patches(),
+            *_cancels.patches(),
             *_http.patches(telemetry),
             *_progress.patches(telemetry),
             *_notifications.patches(telemetry),
