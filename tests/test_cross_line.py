@@ -27,7 +27,7 @@ from transports import eventually
 
 from mcpobs import semconv as S
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.sdk1]
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE = "1.30.0"

@@ -159,3 +159,36 @@ print("ok")
         [sys.executable, "-c", script.replace("{client!r}", repr(client))], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def _rows_between_sdk1_markers() -> set[str]:
+    """The rows assigned between the inventory's `# <sdk1>` and `# </sdk1>` lines."""
+    import ast
+    from pathlib import Path
+
+    source = Path(inventory.__file__).read_text()
+    inside, spans, start = False, [], 0
+    for number, line in enumerate(source.splitlines(), 1):
+        if line == "# <sdk1>":
+            assert not inside, f"line {number}: a block opens inside a block"
+            inside, start = True, number
+        elif line == "# </sdk1>":
+            assert inside, f"line {number}: a block closes that never opened"
+            inside = False
+            spans.append((start, number))
+    assert not inside, "the last `# <sdk1>` block is never closed"
+    return {
+        target.id
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and any(a <= node.lineno <= b for a, b in spans)
+        for target in node.targets
+        if isinstance(target, ast.Name) and isinstance(getattr(inventory, target.id, None), Seam)
+    }
+
+
+def test_the_sdk1_blocks_hold_exactly_the_1x_lines_rows():
+    """Retiring mcp 1.x deletes the marked blocks (scripts/check-without-sdk1): none of its rows may
+    sit outside them, and no row of another line inside them."""
+    line1 = {"mcp 1.30.0", "mcp 1.24.0", "fastmcp 3.4.11"}
+    rows_1x = {name for name, row in vars(inventory).items() if isinstance(row, Seam) and set(row.known_on) <= line1}
+    assert _rows_between_sdk1_markers() == rows_1x

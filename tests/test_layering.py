@@ -7,6 +7,7 @@ one must say what it needs (a Protocol, a returned value) instead of naming the 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import mcpobs
@@ -111,8 +112,41 @@ def test_the_server_side_imports_nothing_of_the_client_side():
     assert crossings == []
 
 
+<<<<<<< HEAD
 def test_the_registry_imports_nothing_of_the_package():
     """`semconv.py` is the ground every module stands on: what it needs of an OpenTelemetry release
     is data that `_core/otel_releases.py` reads from it, never the other way round."""
     modules = _modules()
     assert _imports("mcpobs.semconv", modules["mcpobs.semconv"], modules) == set()
+=======
+# -- SDK lines: each line's modules in its own folders, one per side (`_server/sdk1/`, `_client/sdk1/`,
+# `_hosts/sdk1/`), so retiring a line is deleting them (scripts/check-without-sdk1).
+
+_LINE_FOLDER = re.compile(r"sdk\d+")
+
+_LINE_SEAMS = {"mcpobs._instrumentor": {"mcpobs._server.sdk1", "mcpobs._client.sdk1"}}
+"""Where code outside a line's folders may reach into them: its entry, one per side (the hosts'
+entry is reached from the line's server folder)."""
+
+
+def _in_line(module: str) -> bool:
+    return any(_LINE_FOLDER.fullmatch(part) for part in module.split("."))
+
+
+def test_no_module_is_named_with_a_lines_digit_outside_that_lines_folder():
+    """`dispatch1.py` beside `dispatch.py` hides which line a module serves: its folder says it instead."""
+    misplaced = sorted(name for name in _modules() if not _in_line(name) and re.search(r"\d", name.rpartition(".")[2]))
+    assert misplaced == []
+
+
+def test_a_line_is_reached_from_outside_its_folders_through_one_seam_per_side():
+    modules = _modules()
+    reaching = sorted(
+        f"{name} imports {other}"
+        for name, path in modules.items()
+        if not _in_line(name)
+        for other in _imports(name, path, modules)
+        if _in_line(other) and other not in _LINE_SEAMS.get(name, ())
+    )
+    assert reaching == []
+>>>>>>> sdk1

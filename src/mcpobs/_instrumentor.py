@@ -111,26 +111,20 @@ def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
 def _sdk1(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
     """mcp 1.x (1.24 to 1.30): no middleware chain; the server's dispatch, its sessions and its hosts
     (the lowlevel `Server`, FastMCP 1, FastMCP 3), a server's own requests to its client, and the
-    client (`ClientSession` over its transport functions, and FastMCP 3's `Client`)."""
-    from mcpobs._client import asks1 as _asks1
+    client (`ClientSession` over its transport functions, and FastMCP 3's `Client`). The line's code
+    lives in its folders (`_server/sdk1`, `_client/sdk1`, `_hosts/sdk1`), reached only from here."""
+    from mcpobs._client import sdk1 as _client1
     from mcpobs._core import labels as _labels
+    from mcpobs._server import sdk1 as _server1
     from mcpobs._server import transport as _transport
-    from mcpobs._server.setup1 import ServerSetup1
 
     _transport.activate(telemetry)
     changes.on_undo("transport boundary", _transport.deactivate)
-    changes.wrap(ServerSetup1(telemetry, changes).patches())
-    changes.wrap(_asks1.patches(telemetry))
+    changes.wrap(_server1.patches(telemetry, changes))
+    changes.wrap(_client1.server_asks(telemetry))
     changes.on_undo("release bounds", _labels.forget_releases)
     if settings.clients:
-        from mcpobs._client import answers1 as _answers1
         from mcpobs._client import catalog as _catalog
-        from mcpobs._client import fastmcp3 as _fastmcp3_client
-        from mcpobs._client import session1 as _session1
-        from mcpobs._client import transports1 as _transports1
 
-        changes.wrap(_session1.patches(telemetry))
-        changes.wrap(_answers1.patches(telemetry))
-        changes.wrap(_transports1.patches(settings))
-        changes.wrap(_fastmcp3_client.patches())
+        changes.wrap(_client1.patches(telemetry, settings))
         changes.on_undo("client catalogs", _catalog.reset)

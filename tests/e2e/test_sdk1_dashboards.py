@@ -25,7 +25,7 @@ from workload_session import otel_env, wait_for
 
 from mcpobs import semconv as S
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.sdk1]
 
 HERE = Path(__file__).parent
 SERVICE = "mcpobs-e2e-shop1"

@@ -63,7 +63,7 @@ async def test_each_answer_is_a_server_span_on_the_client_with_its_duration(mcpo
         assert answered.attributes[S.OUTCOME] == "ok"
         assert answered.attributes[S.MCP_PROTOCOL_VERSION] == "2025-11-25"
         assert answered.attributes[S.JSONRPC_REQUEST_ID]
-        # the instrumented 1.x server's own request (its CLIENT span, `_client/asks1.py`) carries
+        # the instrumented 1.x server's own request (its CLIENT span, `_client/sdk1/asks.py`) carries
         # its trace context: the answer is its child, in the tool call's trace, with no link
         (asked,) = mcpobs_telemetry.spans_named(method, SpanKind.CLIENT)
         assert answered.parent is not None and answered.parent.span_id == asked.context.span_id

@@ -193,7 +193,8 @@ async def test_a_prompt_that_crashes_is_a_server_error_with_code_0(telemetry):
 
 def test_the_hosts_are_told_apart(telemetry):
     """Each shop's lowlevel server is adopted by its own host: FastMCP 1's and 3's registries name their tools."""
-    from mcpobs._hosts import line1, owning_in
+    from mcpobs._hosts import owning_in
+    from mcpobs._hosts.sdk1 import hosts as line1
 
     hosts, lowlevel_host = line1()
     for host in HOSTS:

@@ -1,7 +1,7 @@
 """mcp 1.x servers stopped with calls in flight (issue 39): what they finished arrives, what they did not is `stopped`.
 
 The 1.x line has no middleware chain: its calls register with the stop where the lowlevel
-`Server` dispatches them (`_server/dispatch1.py` through the shared middleware steps). A FastMCP 1
+`Server` dispatches them (`_server/sdk1/dispatch.py` through the shared middleware steps). A FastMCP 1
 app under uvicorn, killed 1.5 s after SIGTERM, and a FastMCP 1 stdio server SIGTERMed mid-call,
 each exporting to a real OTLP receiver with exports held back until the end.
 """

@@ -15,7 +15,7 @@ from servers1 import HOSTS, create, lowlevel
 from transports1 import served, server_spans, session_at, session_over
 
 import mcpobs
-from mcpobs._server.setup1 import OBSERVER
+from mcpobs._server.sdk1.setup import OBSERVER
 from mcpobs.testing import capture
 
 pytestmark = pytest.mark.anyio

@@ -11,6 +11,12 @@ package): mcp 2.x's seams and mcp 1.x's are rows side by side, and a row whose p
 installed, or is installed at a release outside its gate, is silent: nothing of it can be in use.
 The gates are read from installed distributions' metadata, in one place (`applies`); nothing
 else in mcpobs compares SDK versions.
+
+The mcp 1.x line's rows (gated `MCP_1` or `FASTMCP_3`: its server, FastMCP 1 and 3, its client)
+sit between the lines `# <sdk1>` and `# </sdk1>`, each section headed by the line folder that
+wraps or reads them (`_server/sdk1/`, `_hosts/sdk1/`, `_client/sdk1/`): retiring the line deletes
+those blocks with the folders (scripts/check-without-sdk1 does so on a copy; `tests/test_inventory.py`
+checks that the blocks hold exactly the 1.x rows).
 """
 
 from __future__ import annotations
@@ -286,54 +292,57 @@ FASTMCP_COMPONENTS = read(
     **_FM,
 )
 
-# -- mcp 1.x server (_server/dispatch1.py, sessions1.py, asks1.py, notifications1.py, http1.py) -------
+# <sdk1>
+# -- mcp 1.x server (_server/sdk1/; a server's own requests: _client/sdk1/asks.py) --------------------
 #
 # 1.x has no middleware chain: a request is observed where the lowlevel `Server` dispatches it, and
 # its outcome where its responder answers (in the same task), before the answer is sent.
 
 _S1 = {"releases": MCP_1}
 SERVER1_HANDLE_REQUEST = wrap(
-    "mcp.server.lowlevel.server:Server._handle_request", "one SERVER span per request (_server/dispatch1.py)", **_S1
+    "mcp.server.lowlevel.server:Server._handle_request", "one SERVER span per request (_server/sdk1/dispatch.py)", **_S1
 )
 SERVER1_RECEIVED_REQUEST = wrap(
     "mcp.server.session:ServerSession._received_request",
-    "initialize's span, and a request refused before initialization (_server/dispatch1.py)",
+    "initialize's span, and a request refused before initialization (_server/sdk1/dispatch.py)",
     **_S1,
 )
 SERVER1_RESPOND = wrap(
     "mcp.shared.session:RequestResponder.respond",
-    "the outcome read, and the verdict stamped, before the answer is sent (_server/dispatch1.py)",
+    "the outcome read, and the verdict stamped, before the answer is sent (_server/sdk1/dispatch.py)",
     **_S1,
 )
 SERVER1_TOOL_ERROR_RESULT = wrap(
     "mcp.server.lowlevel.server:Server._make_error_result",
-    "why a lowlevel tools/call failed, before its handler flattens it (_server/dispatch1.py)",
+    "why a lowlevel tools/call failed, before its handler flattens it (_server/sdk1/tool_failures.py)",
     **_S1,
 )
 SERVER1_VALIDATE_REQUEST = wrap(
     "mcp.types:ClientRequest.model_validate",
-    "a request the session refuses before any handler: unknown method, malformed params (_server/dispatch1.py)",
+    "a request the session refuses before any handler: unknown method, malformed params (_server/sdk1/refusals.py)",
     **_S1,
 )
 SERVER1_VALIDATE_NOTIFICATION = wrap(
-    "mcp.types:ClientNotification.model_validate", "a cancel's reason (_server/dispatch1.py)", **_S1
+    "mcp.types:ClientNotification.model_validate", "a cancel's reason (_server/sdk1/cancels.py)", **_S1
 )
 SERVER1_CANCEL = wrap(
-    "mcp.shared.session:RequestResponder.cancel", "the request a cancel names: its reason (_server/dispatch1.py)", **_S1
+    "mcp.shared.session:RequestResponder.cancel",
+    "the request a cancel names: its reason (_server/sdk1/cancels.py)",
+    **_S1,
 )
 SERVER1_REQUEST_HANDLERS = read(
     "mcp.server.lowlevel.server:Server.request_handlers",
-    "which framework owns a lowlevel Server (_hosts/fastmcp1.py)",
+    "which framework owns a lowlevel Server (_hosts/sdk1/fastmcp1.py)",
     **_S1,
 )
 SERVER1_TOOL_CACHE = read(
     "mcp.server.lowlevel.server:Server._tool_cache",
-    "the tools a lowlevel Server listed itself (_hosts/lowlevel1.py)",
+    "the tools a lowlevel Server listed itself (_hosts/sdk1/lowlevel.py)",
     **_S1,
 )
 SERVER1_RUN = wrap(
     "mcp.server.lowlevel.server:Server.run",
-    "one session: its server, id, transport and duration (_server/sessions1.py)",
+    "one session: its server, id, transport and duration (_server/sdk1/sessions.py)",
     **_S1,
 )
 SERVER1_INITIALIZATION_STATE = read(
@@ -341,43 +350,43 @@ SERVER1_INITIALIZATION_STATE = read(
 )
 SERVER1_ASKS = wrap(
     "mcp.server.session:ServerSession.send_request",
-    "a server's own request to its client: its CLIENT span and `_meta` (_client/asks1.py)",
+    "a server's own request to its client: its CLIENT span and `_meta` (_client/sdk1/asks.py)",
     **_S1,
 )
 SERVER1_NEXT_REQUEST_ID = read(
     "mcp.server.session:ServerSession._request_id",
-    "the id a server's own request goes out with (_client/asks1.py)",
+    "the id a server's own request goes out with (_client/sdk1/asks.py)",
     **_S1,
 )
 SERVER1_NOTIFY = wrap(
     "mcp.server.session:ServerSession.send_notification",
-    "resources/updated and list_changed deliveries (_server/notifications1.py)",
+    "resources/updated and list_changed deliveries (_server/sdk1/notifications.py)",
     **_S1,
 )
 SERVER1_PROGRESS = wrap(
-    "mcp.server.session:ServerSession.send_progress_notification", "progress spans (_server/progress.py)", **_S1
+    "mcp.server.session:ServerSession.send_progress_notification", "progress spans (_server/sdk1/progress.py)", **_S1
 )
 SERVER1_STDIO = wrap("mcp.server.stdio:stdio_server", "stdio: the transport labels of a server served on it", **_S1)
 SERVER1_HTTP_CONNECT = wrap(
     "mcp.server.streamable_http:StreamableHTTPServerTransport.connect",
-    "a Streamable HTTP session's id and labels, from its start (_server/http1.py)",
+    "a Streamable HTTP session's id and labels, from its start (_server/sdk1/http.py)",
     **_S1,
 )
 SERVER1_HTTP_HANDLE = wrap(
     "mcp.server.streamable_http_manager:StreamableHTTPSessionManager.handle_request",
-    "the transport boundary of an app mcpobs did not build (a lowlevel Server's) (_server/http1.py)",
+    "the transport boundary of an app mcpobs did not build (a lowlevel Server's) (_server/sdk1/http.py)",
     **_S1,
 )
 SERVER1_SSE_CONNECT = wrap(
-    "mcp.server.sse:SseServerTransport.connect_sse", "an SSE session's labels (_server/http1.py)", **_S1
+    "mcp.server.sse:SseServerTransport.connect_sse", "an SSE session's labels (_server/sdk1/http.py)", **_S1
 )
 SERVER1_SSE_POST = wrap(
     "mcp.server.sse:SseServerTransport.handle_post_message",
-    "the boundary of an SSE message POST mcpobs did not build the app of (_server/http1.py)",
+    "the boundary of an SSE message POST mcpobs did not build the app of (_server/sdk1/http.py)",
     **_S1,
 )
 
-# -- FastMCP 1, `mcp.server.fastmcp` on mcp 1.x (_hosts/fastmcp1.py) -------------------------------
+# -- FastMCP 1, `mcp.server.fastmcp` on mcp 1.x (_hosts/sdk1/fastmcp1.py) --------------------------
 
 _F1 = "mcp.server.fastmcp.server:FastMCP"
 FASTMCP1_STDIO = wrap(f"{_F1}.run_stdio_async", "stdio: the transport labels", **_S1)
@@ -394,7 +403,7 @@ FASTMCP1_TOOLS = read(f"{_F1}._tool_manager", "registered tool names", **_S1)
 FASTMCP1_PROMPTS = read(f"{_F1}._prompt_manager", "registered prompt names", **_S1)
 FASTMCP1_RESOURCES = read(f"{_F1}._resource_manager", "resource count", **_S1)
 
-# -- FastMCP 3, `fastmcp` 3.x on mcp 1.x (_hosts/fastmcp3.py) ---------------------------------------
+# -- FastMCP 3, `fastmcp` 3.x on mcp 1.x (_hosts/sdk1/fastmcp3.py) ----------------------------------
 
 _FM3 = {"package": "fastmcp", "releases": FASTMCP_3}
 FASTMCP3_RUN = wrap(
@@ -436,6 +445,7 @@ FASTMCP3_COMPONENTS = read(
     "registered tool, prompt and resource names, live",
     **_FM3,
 )
+# </sdk1>
 
 # -- inside a request (_server/) -------------------------------------------------------------------
 
@@ -589,7 +599,8 @@ FASTMCP_CLIENT_STATE = read("fastmcp.client.client:Client._session_state", "the 
 CLIENT_SESSION = read(f"{_CLIENT}._session", "session duration (_client/lifetime.py, describe.py)")
 CLIENT_OUTPUT_SCHEMAS = read(f"{_SESSION}._tool_output_schemas", "the tool's listed schema (_client/spans.py)")
 
-# -- mcp 1.x client (_client/session1.py, transports1.py) ------------------------------------------
+# <sdk1>
+# -- mcp 1.x client (_client/sdk1/: session.py, transports.py, answers.py) -------------------------
 
 _1 = {"releases": MCP_1}
 _HTTP1 = "mcp.client.streamable_http:StreamableHTTPTransport"
@@ -599,7 +610,7 @@ SESSION1_SEND_NOTIFICATION = wrap(f"{_SESSION}.send_notification", "notification
 SESSION1_CALL_TOOL = wrap(f"{_SESSION}.call_tool", "the call's span covers output validation", **_1)
 SESSION1_INITIALIZE = wrap(f"{_SESSION}.initialize", "the handshake's span covers the version check", **_1)
 SESSION1_RECEIVED_REQUEST = wrap(
-    f"{_SESSION}._received_request", "the client answering its server (_client/answers1.py)", **_1
+    f"{_SESSION}._received_request", "the client answering its server (_client/sdk1/answers.py)", **_1
 )
 SESSION1_SEND_RESPONSE = wrap(f"{_SESSION}._send_response", "what the client answered its server", **_1)
 SESSION1_INIT = wrap(f"{_SESSION}.__init__", "the transport a session was built on (_client/bare.py)", **_1)
@@ -639,7 +650,7 @@ SESSION1_WRITE_STREAM = read(
 )
 HTTP1_TERMINATED = wrap(f"{_HTTP1}._send_session_terminated_error", "a 404: the session is gone", **_1)
 
-# -- fastmcp.Client 3.x (_client/fastmcp3.py) ------------------------------------------------------
+# -- fastmcp.Client 3.x (_client/sdk1/fastmcp3.py) -------------------------------------------------
 
 FASTMCP3_CLIENT_TRACER = wrap(
     "fastmcp.client.telemetry:get_tracer", "one CLIENT span per call: FastMCP's own made no-op", **_FM3
@@ -647,6 +658,7 @@ FASTMCP3_CLIENT_TRACER = wrap(
 FASTMCP3_MEMORY = wrap(
     "fastmcp.client.transports.memory:FastMCPTransport.connect_session", "an in-memory session's server", **_FM3
 )
+# </sdk1>
 
 # -- resolving -------------------------------------------------------------------------------------
 

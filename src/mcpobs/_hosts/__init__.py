@@ -3,8 +3,8 @@
 A *host* is the framework that owns a server's registry, tool-run path, app and transports:
 the SDK's lowlevel `Server` (`host.Host`, the base: it owns nothing beyond its handlers),
 the SDK's `MCPServer` (`mcpserver.py`), FastMCP 4 (`fastmcp.py`); on mcp 1.x its lowlevel
-`Server` (`lowlevel1.py`), FastMCP 1 (`fastmcp1.py`, `mcp.server.fastmcp`) and FastMCP 3
-(`fastmcp3.py`), listed by `line1()` (imported on that line only). Each adapter answers the
+`Server`, FastMCP 1 (`mcp.server.fastmcp`) and FastMCP 3, in the line's folder `sdk1/` (its
+`hosts()`, imported by `_server/sdk1/setup.py` on that line only). Each adapter answers the
 same questions: which framework object built this lowlevel `Server`; where its tool and
 prompt names come from (bounded, named from the first call); where a tool's failure is told
 apart; where progress is reported; which seams label its transports (stdio, its HTTP app);
@@ -41,15 +41,6 @@ def framework_of(obj: object) -> Host | None:
     return None
 
 
-def line1() -> tuple[tuple[Host, ...], Host]:
-    """mcp 1.x's hosts, most specific first, and its lowlevel `Server`'s."""
-    from mcpobs._hosts.fastmcp1 import FastMCP1Host
-    from mcpobs._hosts.fastmcp3 import FastMCP3Host
-    from mcpobs._hosts.lowlevel1 import Lowlevel1Host
-
-    return (FastMCP1Host(), FastMCP3Host()), Lowlevel1Host()
-
-
 def owning_in(hosts: tuple[Host, ...], lowlevel: Host, server: object) -> tuple[Host, object]:
     """The host among `hosts` whose framework built this lowlevel `Server`, and its object (the
     `Server` itself, with `lowlevel`, when none did)."""
@@ -60,4 +51,4 @@ def owning_in(hosts: tuple[Host, ...], lowlevel: Host, server: object) -> tuple[
     return lowlevel, server
 
 
-__all__ = ["HOSTS", "LOWLEVEL", "Host", "framework_of", "line1", "owning", "owning_in"]
+__all__ = ["HOSTS", "LOWLEVEL", "Host", "framework_of", "owning", "owning_in"]

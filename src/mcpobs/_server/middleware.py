@@ -51,7 +51,7 @@ class ServerMiddleware:
     """A `ServerMiddleware` for one server: spans, outcome and metrics for each message.
 
     Its parts serve both SDK lines: on mcp 2.x the SDK calls it as the outermost middleware of
-    the server's chain (`__call__`); on mcp 1.x, which has no chain, `_server/dispatch1.py`
+    the server's chain (`__call__`); on mcp 1.x, which has no chain, `_server/sdk1/dispatch.py`
     drives the same steps from where the lowlevel `Server` dispatches a request and where its
     responder answers: `_start` (the span, the request's state), `_finish` (the one
     classification, the span's end, the metrics), `stamped` (the verdict), `_leave`.

@@ -2,13 +2,13 @@
 
 A FastMCP 3 `Client` drives mcp 1.x's `ClientSession` over the SDK's own transports (its HTTP,
 SSE and stdio transports call `streamable_http_client`, `sse_client` and `stdio_client`), so
-every request already gets mcpobs's span, labels and duration there (`session1`,
-`transports1`). Two things are its own:
+every request already gets mcpobs's span, labels and duration there (`_client/sdk1/session.py`,
+`_client/sdk1/transports.py`). Two things are its own:
 
 - its CLIENT span around each call (`fastmcp.client.telemetry.client_span`), opened on the
   global tracer provider whenever one is set: 3.4 has no switch for it, so the tracer that span
   asks for is a no-op one. FastMCP still injects its caller's context into `_meta`; the SDK
-  call below then carries mcpobs's span there (`meta1`), so the server's span is a child of the
+  call below then carries mcpobs's span there (`_client/sdk1/meta.py`), so the server's span is a child of the
   call's one span;
 - `FastMCPTransport` (a server object in the same process) serves the session over memory
   streams: the server object is the session's server, whose catalog it shares.

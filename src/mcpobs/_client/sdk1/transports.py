@@ -13,7 +13,7 @@ session's own, at the session's first request (`carrying`); stdio and SSE transp
 such a task leave no such trace, and their sessions have no network labels.
 
 Over Streamable HTTP each request's POST runs in the transport's own task, not the caller's:
-the call is found by its JSON-RPC id among its session's requests in flight (`session1`
+the call is found by its JSON-RPC id among its session's requests in flight (`_client/sdk1/session.py`
 files it), and told its HTTP status (a 404 the SDK answers with its "Session terminated"
 error, a 4xx/5xx it raises) and what the POST raised; a POST that raises tears the whole
 transport down, so every request in flight on it was cut by that outage. The same task copies
@@ -29,9 +29,10 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any, cast
 
-from mcpobs._client import bare, http, memory, meta1
+from mcpobs._client import bare, http, memory
 from mcpobs._client.calls import ClientCall
 from mcpobs._client.memory import InFlight
+from mcpobs._client.sdk1 import meta as _meta
 from mcpobs._core import inventory as I
 from mcpobs._core import labels as _labels
 from mcpobs._core.config import Settings
@@ -87,7 +88,7 @@ def patches(settings: Settings) -> list[Patch]:
             filed = memory.in_flight(remembered) if remembered is not None else None
             request_id = getattr(message, "id", None)
             call = filed.get(request_id) if filed and request_id is not None else None
-            token = _posting.set((call, meta1.trace_of(getattr(message, "params", None), baggage)))
+            token = _posting.set((call, _meta.trace_of(getattr(message, "params", None), baggage)))
         except Exception as exc:
             report("client HTTP post", exc)
         try:
@@ -144,7 +145,7 @@ def patches(settings: Settings) -> list[Patch]:
         """Wraps `request_within_origin` in `sse_client`: a message POST carries its trace headers."""
         try:
             body = kwargs.get("json")
-            trace = meta1.trace_of(
+            trace = _meta.trace_of(
                 cast("Mapping[str, object]", body).get("params") if isinstance(body, Mapping) else None, baggage
             )
             if trace:

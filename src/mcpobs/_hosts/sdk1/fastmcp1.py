@@ -28,9 +28,9 @@ from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._hosts.host import Host, Setup, know_managers
-from mcpobs._server import progress as _progress
 from mcpobs._server import state as _state
-from mcpobs._server.dispatch1 import tool_exception
+from mcpobs._server.sdk1 import progress as _progress
+from mcpobs._server.sdk1.tool_failures import tool_exception
 
 
 def _fastmcp1_class() -> Any:

@@ -32,8 +32,8 @@ from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
-from mcpobs._server import sessions1 as _sessions1
 from mcpobs._server import state as _state
+from mcpobs._server.sdk1 import sessions as _sessions
 
 """What a server's own request to its client shares with the request it is serving."""
 
@@ -54,7 +54,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
             known = method if method in KNOWN_METHODS else S.OTHER
             labels = _state.asked_labels()
             attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known, **labels}
-            session_id = _sessions1.session_id(instance, telemetry.settings)
+            session_id = _sessions.session_id(instance, telemetry.settings)
             if session_id is not None:  # a span attribute only, never a label
                 attrs[S.MCP_SESSION_ID] = session_id
             request_id = getattr(instance, I.SERVER1_NEXT_REQUEST_ID.attribute, None)  # the id it goes out with

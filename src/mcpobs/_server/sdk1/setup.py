@@ -2,8 +2,8 @@
 
 1.x has no middleware chain to put mcpobs in: every seam is a class-level wrapper, and a server
 is set up when it first serves (its first session, or its first request if it was already
-serving when `instrument()` ran). Its `ServerObserver` (`dispatch1.py`: the 2.x middleware's
-logic) is made then, pointed at its host's registries (`_hosts.line1()`: FastMCP 1, FastMCP 3,
+serving when `instrument()` ran). Its `ServerObserver` (`sdk1/dispatch.py`: the 2.x middleware's
+logic) is made then, pointed at its host's registries (`_hosts/sdk1`'s `hosts()`: FastMCP 1, FastMCP 3,
 or the lowlevel `Server`'s own listing), and kept on the server, so a server built before
 `instrument()` is recorded as one built after. Every app FastMCP 1 or 3 builds gets the
 transport boundary; a lowlevel server's own mount of the SDK's session manager has it there.
@@ -22,13 +22,17 @@ from mcpobs._core.guard import report
 from mcpobs._core.patches import Changes, Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._hosts import Host
-from mcpobs._server import http1 as _http1
-from mcpobs._server import notifications1 as _notifications1
-from mcpobs._server import progress as _progress
-from mcpobs._server import sessions1 as _sessions1
+from mcpobs._hosts import sdk1 as _hosts1
 from mcpobs._server import transport as _transport
-from mcpobs._server.dispatch1 import ServerObserver
-from mcpobs._server.dispatch1 import patches as dispatch_patches
+from mcpobs._server.sdk1 import cancels as _cancels
+from mcpobs._server.sdk1 import http as _http
+from mcpobs._server.sdk1 import notifications as _notifications
+from mcpobs._server.sdk1 import progress as _progress
+from mcpobs._server.sdk1 import refusals as _refusals
+from mcpobs._server.sdk1 import sessions as _sessions
+from mcpobs._server.sdk1 import tool_failures as _tool_failures
+from mcpobs._server.sdk1.dispatch import ServerObserver
+from mcpobs._server.sdk1.dispatch import patches as dispatch_patches
 
 OBSERVER = "_mcpobs_observer"
 """The attribute a 1.x `Server` keeps its observer in while instrumented (removed by `uninstrument()`)."""
@@ -40,7 +44,7 @@ class ServerSetup1:
     def __init__(self, telemetry: Telemetry, changes: Changes) -> None:
         self.telemetry = telemetry
         self.changes = changes
-        self.hosts, self.lowlevel = _hosts.line1()
+        self.hosts, self.lowlevel = _hosts1.hosts()
 
     def observer(self, server: Any) -> ServerObserver:
         """The server's observer: made, and pointed at its host's registries, when it first serves."""
@@ -73,16 +77,19 @@ class ServerSetup1:
     def patches(self) -> list[Patch]:
         """The SDK's seams on 1.x, then each host's own."""
         telemetry = self.telemetry
-        run = _sessions1.run_wrapper(telemetry, self.observer)
+        run = _sessions.run_wrapper(telemetry, self.observer)
         from mcpobs._core import inventory as I
 
         found = [
             Patch.of(I.SERVER1_RUN, run),
             Patch.of(I.FASTMCP3_RUN, run),
             *dispatch_patches(self.observer),
-            *_http1.patches(telemetry),
-            *_progress.patches1(telemetry),
-            *_notifications1.patches(telemetry),
+            *_tool_failures.patches(),
+            *_refusals.patches(),
+            *_cancels.patches(),
+            *_http.patches(telemetry),
+            *_progress.patches(telemetry),
+            *_notifications.patches(telemetry),
         ]
         found += self.lowlevel.patches(self)
         for host in self.hosts:

@@ -4,7 +4,7 @@ Every request a 1.x session sends, over any transport, passes `BaseSession.send_
 notification `send_notification`. Their wrappers here open the request's `ClientCall`
 (`spans.ClientSpans.open`, as on 2.x) or take over the one `call_tool` / `initialize` opened a
 step earlier (`ClientCall.awaiting_send`), and hand the SDK a copy of the request whose `_meta`
-carries the call's trace context (`meta1`): mcp 1.x injects none and makes no span of its own.
+carries the call's trace context (`_client/sdk1/meta.py`): mcp 1.x injects none and makes no span of its own.
 
 The call then owns its life as on 2.x (`calls.ClientCall`): its classification (1.x codes:
 a timeout is `McpError` 408, a closed connection -32000, a cancel answered with code 0), the
@@ -19,7 +19,7 @@ What 1.x keeps nowhere, mcpobs remembers from the handshake: the revision negoti
 version label of every later call and of the session's duration) and the server's identity
 (its release label). The request id a call goes out with is the session's next id, read just
 before the SDK takes it; over Streamable HTTP the call is filed under it for the transport's
-task, which reports the POST's status and failure (`transports1`).
+task, which reports the POST's status and failure (`_client/sdk1/transports.py`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from mcpobs._client import bare, calls, classify, memory, meta1, release, transports1
+from mcpobs._client import bare, calls, classify, memory, release
 from mcpobs._client.calls import ClientCall
 from mcpobs._client.memory import InFlight
+from mcpobs._client.sdk1 import meta as _meta
+from mcpobs._client.sdk1 import transports as _transports
 from mcpobs._client.seams import ClientSeams, holding
 from mcpobs._core import inventory as I
 from mcpobs._core import sdk
@@ -109,7 +111,7 @@ class Session1Seams:
                 calls.leave(tokens)
             _unfile(filed, call)
             if filed is not None and filed.failure is not None and call.failure is None and is_cancellation(exc):
-                call.failure = filed.failure  # sent on a transport already torn down (`transports1`)
+                call.failure = filed.failure  # sent on a transport already torn down (`_client/sdk1/transports.py`)
             call.failed(exc)
             if own:
                 call.end(exc)
@@ -130,7 +132,7 @@ class Session1Seams:
         self, call: ClientCall, session: Any, request: Any, args: Any, kwargs: Any
     ) -> tuple[Any, Any, InFlight | None]:
         """The arguments with the request's copy carrying the trace context; the call filed by its id."""
-        stamped = meta1.stamped(request, meta1.carrier(call.context, self.baggage))
+        stamped = _meta.stamped(request, _meta.carrier(call.context, self.baggage))
         if stamped is not request:
             if args:
                 args = (stamped, *args[1:])
@@ -140,7 +142,7 @@ class Session1Seams:
         request_id = getattr(session, I.SESSION1_REQUEST_ID.attribute, None)
         if isinstance(request_id, int):
             call.request_id = request_id
-            if _on_http(call):  # the transport's task reports this request's POST (`transports1`)
+            if _on_http(call):  # the transport's task reports this request's POST (`_client/sdk1/transports.py`)
                 remembered = memory.remembered(session)
                 if remembered is not None:
                     filed = memory.in_flight(remembered)
@@ -154,7 +156,7 @@ class Session1Seams:
             notification = args[0] if args else kwargs.get("notification")
             root = getattr(notification, "root", notification)
             call = self.spans.open(instance, root.method, None, None, root)
-            stamped = meta1.stamped(notification, meta1.carrier(call.context, self.baggage))
+            stamped = _meta.stamped(notification, _meta.carrier(call.context, self.baggage))
             if stamped is not notification:
                 if args:
                     args = (stamped, *args[1:])
@@ -188,7 +190,7 @@ class Session1Seams:
 
 def _adopted(session: Any) -> None:
     """A session no transport was noted for in its own task: the transport serving its stream, if any."""
-    transport = transports1.carrying(session)
+    transport = _transports.carrying(session)
     url = getattr(transport, "url", None)
     if isinstance(url, str):
         bare.adopt(session, url, memory.connection_network(url, by_url=True), transport)

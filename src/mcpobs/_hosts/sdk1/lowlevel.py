@@ -4,10 +4,10 @@
   refreshed by the handler itself on a name it has not seen), so a tool is named from the first
   call that finds it listed; prompts are learned from `prompts/list` results, as on 2.x.
 - A tool's failure: the handler flattens it into an `isError` result through
-  `Server._make_error_result`, where `_server/dispatch1.py` notes why first.
-- Progress: `ServerSession.send_progress_notification` (`_server/progress.py`).
+  `Server._make_error_result`, where `_server/sdk1/tool_failures.py` notes why first.
+- Progress: `ServerSession.send_progress_notification` (`_server/sdk1/progress.py`).
 - Transports: `stdio_server()` labels stdio; over HTTP the host mounts the session manager
-  itself (`_server/http1.py` puts the boundary there).
+  itself (`_server/sdk1/http.py` puts the boundary there).
 """
 
 from __future__ import annotations

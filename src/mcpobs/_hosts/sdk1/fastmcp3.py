@@ -9,8 +9,8 @@ components, the same `call_tool` and its failures, the same apps. What differs:
   no-op tracer inside every request mcpobs records, so there is one SERVER span per request,
   mcpobs's; trace context still flows (the no-op span carries the current one). Outside those
   requests, FastMCP's spans are its own, as before.
-- Sessions: its `LowLevelServer` overrides `run`, which is wrapped as the SDK's is (`sessions1`).
-- Progress: `Context.report_progress` on mcp 1.x (`progress.context_report`).
+- Sessions: its `LowLevelServer` overrides `run`, which is wrapped as the SDK's is (`_server/sdk1/sessions.py`).
+- Progress: `Context.report_progress` on mcp 1.x (`_server/sdk1/progress.py`).
 - Its apps: `http_app()` for Streamable HTTP and for SSE (both first-class on 1.x).
 """
 
@@ -29,9 +29,9 @@ from mcpobs._core.patches import Patch
 from mcpobs._core.sdk import ProtocolError
 from mcpobs._hosts.fastmcp import FastMCPHost, classify_tool_exception
 from mcpobs._hosts.host import Setup, outermost_tool_call
-from mcpobs._server import progress as _progress
 from mcpobs._server import state as _state
-from mcpobs._server.dispatch1 import tool_exception
+from mcpobs._server.sdk1 import progress as _progress
+from mcpobs._server.sdk1.tool_failures import tool_exception
 
 _NO_OP = NoOpTracer()
 

@@ -19,18 +19,16 @@ and has the request's `RequestResponder` send the answer, all in one task. So:
 - `ServerSession._received_request` is wrapped for `initialize`, which 1.x answers there (it
   never reaches `_handle_request`), and for a request refused before `initialize`;
 - a request the SDK refuses while parsing it (an unknown method, params that do not validate)
-  reaches neither: the session's parse (`ClientRequest.model_validate`) is wrapped to record it;
-- a lowlevel `@server.call_tool()` handler flattens every failure into an `isError` result
-  through `Server._make_error_result`, which is wrapped to note why first (bad arguments, a
-  crash, an unknown tool), as the framework hosts' tool hooks do for FastMCP 1 and 3;
-- a peer's `notifications/cancelled` cancels the request's responder (`RequestResponder.cancel`),
-  which answers at once; its reason is noted, and the span ends cancelled when the handler stops.
+  reaches neither: `refusals.py` records it;
+- a lowlevel `@server.call_tool()` handler flattens every failure into an `isError` result,
+  noted first by `tool_failures.py`;
+- a peer's `notifications/cancelled` cancels the request's responder, which answers at once;
+  its reason is noted (`cancels.py`), and the span ends cancelled when the handler stops.
 """
 
 from __future__ import annotations
 
 import sys
-import weakref
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, cast
@@ -40,20 +38,18 @@ from mcpobs._core import outcome as _outcome
 from mcpobs._core import verdict as _verdict
 from mcpobs._core.guard import guarded, report
 from mcpobs._core.names import LISTINGS
-from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
-from mcpobs._core.sdk import PARSED_CLIENT_REQUESTS, ProtocolError
+from mcpobs._core.sdk import ProtocolError
 from mcpobs._core.text import clean
-from mcpobs._server import sessions1 as _sessions1
 from mcpobs._server import state as _state
 from mcpobs._server import transport as _transport
 from mcpobs._server.middleware import ServerMiddleware
-from mcpobs.semconv import Boundary, Outcome
+from mcpobs._server.sdk1 import cancels as _cancels
+from mcpobs._server.sdk1 import sessions as _sessions
+from mcpobs._server.sdk1.refusals import INVALID_PARAMS
+from mcpobs.semconv import Boundary
 
 _UNSET: Any = object()
-
-INVALID_PARAMS = -32602
-"""What a 1.x session answers a request it cannot parse, or one sent before `initialize`."""
 
 
 class Request1:
@@ -82,7 +78,7 @@ class Request1:
         # A Starlette `Request` over Streamable HTTP and SSE; None on stdio and in memory.
         self.request = getattr(responder.message_metadata, "request_context", None)
         self.session = session
-        version = _sessions1.negotiated(session)
+        version = _sessions.negotiated(session)
         if version is None and self.request is not None:  # stateless HTTP: no handshake, the header says
             version = self.request.headers.get("mcp-protocol-version")
         self.protocol_version = version
@@ -118,10 +114,10 @@ class ServerObserver(ServerMiddleware):
         """A tool call's result is read (captured, or its shapes counted): handed over in its wire shape."""
 
     def _note_network(self, ctx: Any, network: Any) -> None:
-        """A 1.x session's labels come from its transport when its run starts (`sessions1`)."""
+        """A 1.x session's labels come from its transport when its run starts (`_server/sdk1/sessions.py`)."""
 
     def _cancel_reason(self, ctx: Any) -> str | None:
-        return _reasons.pop(ctx.responder, None)
+        return _cancels.reason(ctx.responder)
 
     def named_late(self, call: Any, ctx: Any) -> None:
         """A lowlevel server's tool named by its first call: the handler lists the server's tools itself
@@ -139,7 +135,7 @@ class ServerObserver(ServerMiddleware):
         self, ctx: Any, method: str, target_attr: str | None, known: str | None, later: Mapping[str, Any]
     ) -> dict[str, Any]:
         attrs = super()._attributes(ctx, method, target_attr, known, later)
-        serving = _sessions1.current()
+        serving = _sessions.current()
         if serving is not None and (serving.session is None or serving.session is ctx.session):
             if serving.raw_id is None and ctx.request is not None:  # SSE: the session's id is in the POST's query
                 raw = ctx.request.query_params.get("session_id")
@@ -221,6 +217,11 @@ class Pending:
 _pending: ContextVar[Pending | None] = ContextVar("mcpobs_pending1", default=None)
 
 
+def pending_call() -> Pending | None:
+    """The request this context serves, between its start and its answer (None outside one)."""
+    return _pending.get()
+
+
 def name_tool_late() -> None:
     """The tool call in flight here takes its tool's name, if its server has listed it since the call began
     (a lowlevel server's handler lists its tools before running the tool: progress is labelled by it)."""
@@ -229,19 +230,12 @@ def name_tool_late() -> None:
         pending.observer.named_late(pending.call, pending.view)
 
 
-_reasons: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-"""A cancelled request's responder -> the reason its peer gave."""
-
-_cancelling: ContextVar[tuple[Any, str] | None] = ContextVar("mcpobs_cancelling1", default=None)
-"""(request id, reason) of the `notifications/cancelled` the session's receive loop just parsed."""
-
-
 def patches(observer_for: Callable[[Any], ServerObserver]) -> list[Patch]:
     """The dispatch seams; `observer_for(server)` is the server's `ServerObserver` (made on first use)."""
     from mcpobs._core import inventory as I
 
     def observer_of(server: Any) -> ServerObserver:
-        serving = _sessions1.current()
+        serving = _sessions.current()
         if serving is not None and serving.server is server and serving.observer is not None:
             return serving.observer
         return observer_for(server)
@@ -303,7 +297,7 @@ def patches(observer_for: Callable[[Any], ServerObserver]) -> list[Patch]:
         return wrapped(*args, **kwargs)
 
     async def _initialize(wrapped: Any, session: Any, responder: Any, req: Any, args: Any, kwargs: Any) -> Any:
-        serving = _sessions1.current()
+        serving = _sessions.current()
         pending = None
         with guarded("server initialize start"):
             if serving is not None:
@@ -335,55 +329,10 @@ def patches(observer_for: Callable[[Any], ServerObserver]) -> list[Patch]:
                 _transport.refused_in_session(req.method, extra, INVALID_PARAMS, Boundary.HANDSHAKE)
             raise
 
-    def make_error_result(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `Server._make_error_result(message)`: a lowlevel tools/call's failure, before it is flattened."""
-        state = _state.current()
-        if state is not None and state.tool_failure is None and state.method == "tools/call":
-            with guarded("tool classification"):
-                message = args[0] if args else kwargs.get("error_message", "")
-                pending = _pending.get()
-                name = pending.view.params.get("name") if pending is not None and pending.view.params else None
-                state.tool_failure, state.exception = _lowlevel_failure(sys.exc_info()[1], str(message), instance, name)
-        return wrapped(*args, **kwargs)
-
-    def validate_request(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `ClientRequest.model_validate(obj)`: a request the session refuses before any handler."""
-        try:
-            return wrapped(*args, **kwargs)
-        except Exception:
-            with guarded("request refused by validation"):
-                _refused_by_validation(args[0] if args else kwargs.get("obj"))
-            raise
-
-    def validate_notification(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `ClientNotification.model_validate(obj)`: a cancel's reason, for the `cancel` that follows."""
-        notification = wrapped(*args, **kwargs)
-        root = getattr(notification, "root", None)
-        if getattr(root, "method", None) == "notifications/cancelled":
-            with guarded("cancel reason"):
-                reason = root.params.reason  # pyright: ignore[reportOptionalMemberAccess]
-                if isinstance(reason, str):
-                    _cancelling.set((root.params.requestId, clean(reason, S.MAX_REASON_LENGTH)))  # pyright: ignore[reportOptionalMemberAccess]
-        return notification
-
-    def cancel(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        """Wraps `RequestResponder.cancel()`: the reason noted for the request it names."""
-        noted = _cancelling.get()
-        if noted is not None:
-            with guarded("cancel reason"):
-                _cancelling.set(None)
-                if noted[0] == instance.request_id:
-                    _reasons[instance] = noted[1]
-        return wrapped(*args, **kwargs)
-
     return [
         Patch.of(I.SERVER1_HANDLE_REQUEST, handle_request),
         Patch.of(I.SERVER1_RESPOND, respond),
         Patch.of(I.SERVER1_RECEIVED_REQUEST, received_request),
-        Patch.of(I.SERVER1_TOOL_ERROR_RESULT, make_error_result),
-        Patch.of(I.SERVER1_VALIDATE_REQUEST, validate_request),
-        Patch.of(I.SERVER1_VALIDATE_NOTIFICATION, validate_notification),
-        Patch.of(I.SERVER1_CANCEL, cancel),
     ]
 
 
@@ -398,56 +347,3 @@ def _initialized(session: Any) -> bool:
 
     state = getattr(session, I.SERVER1_INITIALIZATION_STATE.attribute, None)
     return getattr(state, "name", None) == "Initialized"
-
-
-def _refused_by_validation(obj: Any) -> None:
-    if not isinstance(obj, dict):
-        return
-    message: dict[str, Any] = obj  # pyright: ignore[reportUnknownVariableType]
-    method = message.get("method")
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
-    # A method the SDK parses whose params did not validate: the caller's arguments; any other: a
-    # method this server does not offer (a 2.x client's `server/discover` probe, say).
-    boundary = Boundary.ARGUMENTS if method in PARSED_CLIENT_REQUESTS else Boundary.CAPABILITY
-    _transport.refused_in_session(method, meta, INVALID_PARAMS, boundary)
-
-
-OUTPUT_INVALID = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, S.OUTPUT_VALIDATION)
-"""A tool's result its own output schema rejects: the server's fault, answered as an `isError` result."""
-
-
-def _lowlevel_failure(
-    exc: BaseException | None, message: str, server: Any, name: object
-) -> tuple[Classification | None, BaseException | None]:
-    """Why a lowlevel `@server.call_tool()` handler answered `isError`, from what it was handling."""
-    from mcpobs._core import inventory as I
-
-    if exc is not None and type(exc).__module__.startswith("jsonschema"):
-        if message.startswith("Input validation error"):
-            return _outcome.BAD_ARGUMENTS, None
-        return OUTPUT_INVALID, None
-    if exc is None:  # no structured content for an output schema, or a return value it cannot use
-        return (OUTPUT_INVALID if message.startswith("Output validation error") else _outcome.TOOL_CRASH), None
-    listed = getattr(server, I.SERVER1_TOOL_CACHE.attribute, None)
-    # The handler has just refreshed the server's listing for this name: listed, but not this tool.
-    if isinstance(listed, dict) and listed and name not in listed:
-        return _outcome.UNKNOWN_TOOL, None
-    return tool_exception(exc)
-
-
-def tool_exception(exc: BaseException) -> tuple[Classification, BaseException | None]:
-    """A tool that raised, its exception flattened by the 1.x SDK into an `isError` result: what it was.
-
-    A protocol error keeps the side its code says (the caller's mistake, or the server's), at the
-    handler; it went out as a tool result, so no JSON-RPC code is recorded with it.
-    """
-    from mcpobs._core.methods import CALLER_MISTAKES
-
-    if isinstance(exc, ProtocolError):
-        if exc.error.code in CALLER_MISTAKES:
-            return Classification(Outcome.CLIENT_ERROR, Boundary.HANDLER), None
-        return _outcome.TOOL_CRASH, exc
-    if _outcome.refuses_caller(exc):
-        return _outcome.ACCESS_REFUSED, None
-    return _outcome.TOOL_CRASH, exc

@@ -2,7 +2,7 @@
 
 - Streamable HTTP: the session manager runs each session inside its transport's `connect()`;
   that block is labelled (tcp, http) and carries the transport's `mcp-session-id`, so the
-  run it drives (`sessions1`) knows both from its start, `initialize` included.
+  run it drives (`_server/sdk1/sessions.py`) knows both from its start, `initialize` included.
 - SSE: each GET stream's `connect_sse()` block is labelled the same way; its session id is in
   the query of each message POST, read by the first request that records it.
 - The transport boundary (`transport.TransportBoundary`) is added to the apps FastMCP 1 and
@@ -19,10 +19,10 @@ from mcpobs._core import inventory as I
 from mcpobs._core.labels import Network, http_network
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
-from mcpobs._server import sessions1 as _sessions1
 from mcpobs._server import state as _state
 from mcpobs._server import transport as _transport
 from mcpobs._server.identity import server_attributes
+from mcpobs._server.sdk1 import sessions as _sessions
 
 _HTTP = http_network(None)
 
@@ -41,7 +41,7 @@ class _SessionBlock:
 
     async def __aenter__(self) -> Any:
         self._token = _state.label_transport(self._network)
-        self._id_token = _sessions1.transport_session(self._raw_id)
+        self._id_token = _sessions.transport_session(self._raw_id)
         try:
             return await self._inner.__aenter__()
         except BaseException:
@@ -55,7 +55,7 @@ class _SessionBlock:
             self._reset()
 
     def _reset(self) -> None:
-        _sessions1.forget_transport_session(self._id_token)
+        _sessions.forget_transport_session(self._id_token)
         _state.unlabel_transport(self._token)
 
 

@@ -5,7 +5,7 @@ process on stdio, the GET stream on SSE, initialize to DELETE (or the idle timeo
 Streamable HTTP, one POST when stateless. The run wrapper sets a `Serving` for everything the
 run drives, so the session's receive loop and every request task know which server they serve
 (the `initialize` span needs its server, and 1.x's session does not know it), the session's id
-and transport labels (set by the transport around the run: `_server/http1.py`, stdio's block),
+and transport labels (set by the transport around the run: `_server/sdk1/http.py`, stdio's block),
 and when it started. When the run ends, a session that completed `initialize` records
 `mcp.server.session.duration` (a run the transport discarded, such as the one a 2.x client's
 `server/discover` probe opens over HTTP, negotiated nothing and is no session). The clock
@@ -39,7 +39,7 @@ class Serving:
     def __init__(self, server: Any, observer: Any, network: dict[str, Any], raw_id: str | None) -> None:
         self.server = server
         self.observer = observer
-        """The server's `ServerObserver` (`_server/dispatch1.py`), or None when it is not recorded."""
+        """The server's `ServerObserver` (`_server/sdk1/dispatch.py`), or None when it is not recorded."""
         self.session: Any = None
         """The `ServerSession`, once its `initialize` is seen."""
         self.network = network
@@ -67,7 +67,7 @@ current = _serving.get
 _session_id: ContextVar[str | None] = ContextVar("mcpobs_transport_session_id", default=None)
 
 transport_session = _session_id.set
-"""The transport's session id for the run about to start in this context (`http1`); returns a token."""
+"""The transport's session id for the run about to start in this context (`_server/sdk1/http.py`); returns a token."""
 
 forget_transport_session = _session_id.reset
 
