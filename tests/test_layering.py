@@ -112,13 +112,13 @@ def test_the_server_side_imports_nothing_of_the_client_side():
     assert crossings == []
 
 
-<<<<<<< HEAD
 def test_the_registry_imports_nothing_of_the_package():
     """`semconv.py` is the ground every module stands on: what it needs of an OpenTelemetry release
     is data that `_core/otel_releases.py` reads from it, never the other way round."""
     modules = _modules()
     assert _imports("mcpobs.semconv", modules["mcpobs.semconv"], modules) == set()
-=======
+
+
 # -- SDK lines: each line's modules in its own folders, one per side (`_server/sdk1/`, `_client/sdk1/`,
 # `_hosts/sdk1/`), so retiring a line is deleting them (scripts/check-without-sdk1).
 
@@ -149,4 +149,3 @@ def test_a_line_is_reached_from_outside_its_folders_through_one_seam_per_side():
         if _in_line(other) and other not in _LINE_SEAMS.get(name, ())
     )
     assert reaching == []
->>>>>>> sdk1
