@@ -22,6 +22,9 @@ _EXCLUDED_ENV = "OTEL_PYTHON_MCP_EXCLUDED_METHODS"
 SHUTDOWN_TIMEOUT_ENV = "OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT"
 STOP_GRACE_ENV = "OTEL_PYTHON_MCP_STOP_GRACE"
 _SHAPES_ENV = "OTEL_PYTHON_MCP_RECORD_SHAPES"
+_CALLER_CONTEXT_ENV = "OTEL_PYTHON_MCP_CALLER_CONTEXT"
+CALLER_CONTEXTS = ("join", "trust", "link")
+"""What a server makes of a caller's trace context (`_server/incoming.py`); the first is the default."""
 DEFAULT_SHUTDOWN_TIMEOUT = 3.0
 DEFAULT_STOP_GRACE = 1.0
 """Seconds a stop lets the calls in flight finish before it ends them as `stopped` (`_core/stop.py`)."""
@@ -87,6 +90,9 @@ class Settings:
     `traceparent`/`tracestate` go."""
     shutdown_timeout: float | None = None
     """Seconds the flush at exit may take (providers mcpobs configures); None: the variable, else 3."""
+    caller_context: str = "join"
+    """A caller's `traceparent`: `join` its trace, the server's sampler deciding; `trust` its sampled flag,
+    `tracestate` and baggage too (a trusted mesh); `link` it from a new trace (`_server/incoming.py`)."""
     omit_attributes: frozenset[str] = frozenset()
     """Names of `semconv.ATTRIBUTE_GROUPS` left off request spans: each is bytes on every exported call, and
     a team that reads them elsewhere (the handshake span, the metrics) need not pay for them per call."""
@@ -123,6 +129,8 @@ class Options(TypedDict, total=False):
     record_progress_messages: bool
     send_baggage: bool
     shutdown_timeout: float | None
+    caller_context: str | None
+    """None (or left out): `OTEL_PYTHON_MCP_CALLER_CONTEXT`, else "join"."""
     omit_attributes: Iterable[str] | str | None
     """None (or left out): `OTEL_PYTHON_MCP_OMIT_ATTRIBUTES`; a string is comma-separated."""
 
@@ -135,7 +143,7 @@ class InstrumentOptions(Options, total=False):
 
 
 _FROM_ENVIRONMENT = frozenset(
-    {"capture_content", "record_shapes", "excluded_methods", "shutdown_timeout", "omit_attributes"}
+    {"capture_content", "record_shapes", "excluded_methods", "shutdown_timeout", "caller_context", "omit_attributes"}
 )
 """Options whose absence means "read the environment": None in the signature, not `Settings`' value."""
 
@@ -203,6 +211,20 @@ def _shapes_option(value: object, environ: Mapping[str, str]) -> bool:
         f"{_SHAPES_ENV}={raw!r} is not understood: use 'true' to record each tool call's argument and result "
         "shapes (docs/contract.md), or 'false' (the default)."
     )
+
+
+def _caller_context(value: object, environ: Mapping[str, str]) -> str:
+    shown = f"instrument(caller_context={value!r})"
+    if value is None:
+        value = environ.get(_CALLER_CONTEXT_ENV, "").strip().lower() or CALLER_CONTEXTS[0]
+        shown = f"{_CALLER_CONTEXT_ENV}={for_log(repr(value))}"
+    if value not in CALLER_CONTEXTS:
+        raise ConfigurationError(
+            f"{shown} is not understood: use 'join' (the default: the caller's trace, the server's sampler "
+            "deciding), 'trust' (a trusted mesh: the caller's sampled flag, tracestate and baggage too) or 'link' "
+            "(a new trace linked to the caller's)."
+        )
+    return cast(str, value)
 
 
 def _capture_from_env(environ: Mapping[str, str]) -> bool:
@@ -358,6 +380,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         send_verdict=_flag("send_verdict", kwargs.get("send_verdict", True)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
         shutdown_timeout=_seconds("shutdown_timeout", kwargs.get("shutdown_timeout")),
+        caller_context=_caller_context(kwargs.get("caller_context"), environ),
         omit_attributes=_omitted(kwargs.get("omit_attributes"), environ, record_shapes),
         **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},
     )

@@ -173,12 +173,13 @@ class ServerMiddleware:
         labels_key = (method, version, target_attr, known, network)
         labels, later = self._labels.split(labels_key)  # `later` goes on at the end (`_end_span`)
 
-        parent, links = parent_and_links(ctx)
+        name = S.span_name(method, target)
+        parent, links = parent_and_links(ctx, tel, name, labels)
         # The sampler sees what it needs to decide; the rest is built only for a span that records.
         if method in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
-            span = tel.start_span(S.span_name(method, target), parent, SpanKind.SERVER, labels, links)
+            span = tel.start_span(name, parent, SpanKind.SERVER, labels, links)
         if self._request_hook is not None and span.is_recording():
             _hooks.run("server_request_hook", self._request_hook, span, ctx)
         return Call(method, target, labels_key, span, ctx.session, later, verdict_asked)

@@ -42,6 +42,7 @@ from mcpobs._core.methods import SPEC_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
+from mcpobs._server import incoming as _incoming
 from mcpobs._server import state as _state
 from mcpobs._server.identity import peer_attributes, server_attributes
 from mcpobs.semconv import Boundary, Outcome
@@ -190,12 +191,13 @@ class TransportBoundary:
         # The caller's trace, when its client sent it as a header (mcpobs's client does over
         # HTTP); the ambient span (an HTTP server span, say) is then linked, as the
         # conventions ask. Without one the rejection nests under whatever is current.
-        parent = _propagation.extract(headers)
-        links = None
-        if parent is not None:
+        caller = _propagation.extract(headers)
+        parent, linked = _incoming.accepted(caller, self.telemetry, name, attrs)
+        links = [linked] if linked is not None else None
+        if caller is not None:
             ambient = trace.get_current_span().get_span_context()
             if ambient.is_valid:
-                links = [Link(ambient)]
+                links = [*(links or ()), Link(ambient)]
         # A client_error is the caller's mistake: no error.type and no ERROR status (semantic-conventions-genai #404).
         if method not in self.telemetry.settings.excluded_methods:
             span = self.telemetry.start_span(name, parent, SpanKind.SERVER, attrs, links, start)
@@ -310,8 +312,12 @@ def refused_in_session(method: object, meta: Any, code: int | None, boundary: Bo
     if code is not None:
         attrs[S.RPC_RESPONSE_STATUS_CODE] = str(code)
     if known not in telemetry.settings.excluded_methods:
-        parent = _propagation.extract(cast("dict[str, Any]", meta)) if isinstance(meta, dict) else None
-        telemetry.tracer.start_span(str(known), context=parent, kind=SpanKind.SERVER, attributes=attrs).end()
+        caller = _propagation.extract(cast("dict[str, Any]", meta)) if isinstance(meta, dict) else None
+        parent, linked = _incoming.accepted(caller, telemetry, str(known), attrs)
+        links = [linked] if linked is not None else None
+        telemetry.tracer.start_span(
+            str(known), context=parent, kind=SpanKind.SERVER, attributes=attrs, links=links
+        ).end()
     telemetry.server_requests.add(1, labels)
 
 
