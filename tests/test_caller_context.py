@@ -160,7 +160,7 @@ def test_caller_context_is_checked_and_read_from_the_environment():
     assert (
         settings_from({"caller_context": "link"}, {"OTEL_PYTHON_MCP_CALLER_CONTEXT": "trust"}).caller_context == "link"
     )
-    with pytest.raises(ConfigurationError, match="OTEL_PYTHON_MCP_CALLER_CONTEXT='honor'.*'join'"):
+    with pytest.raises(ConfigurationError, match=r"OTEL_PYTHON_MCP_CALLER_CONTEXT='honor'.*'join'"):
         settings_from({}, {"OTEL_PYTHON_MCP_CALLER_CONTEXT": "honor"})
     with pytest.raises(ConfigurationError, match=r"caller_context=True"):
         settings_from({"caller_context": True}, {})
