@@ -41,6 +41,7 @@ from opentelemetry.semconv.attributes.exception_attributes import (
 
 from mcpobs import semconv
 from mcpobs._core.config import Settings
+from mcpobs._core.copies import detached
 from mcpobs._core.frames import frames_only
 from mcpobs._core.guard import logger
 from mcpobs._core.sdk import ProtocolError
@@ -63,6 +64,10 @@ _SAID = {
         "mcpobs: redact returned a %s for a text (an error message, a resource URI, a progress message, a "
         "name or an id), so that text is not recorded. Return a str (the text, masked or not), or None to "
         "record nothing."
+    ),
+    "copy": (
+        "mcpobs: captured content could not be copied for redact (%s), so it is not recorded. redact is handed "
+        "a copy, so that editing it in place cannot change the call."
     ),
     "json": (
         "mcpobs: captured content could not be written as JSON (%s), so it is not recorded. redact can "
@@ -97,12 +102,19 @@ class Privacy:
     def redacted(self, value: object) -> Any:
         """`value` (captured content, or a text) as the user's `redact` returns it; None for nothing.
 
-        The whole value, before any cut (a cut could split what `redact` looks for). A `redact`
+        The whole value, before any cut (a cut could split what `redact` looks for); captured
+        content as a copy (`_core/copies.py`), which `redact` may edit in place. A `redact`
         that raises records nothing and is named once in mcpobs's log by its exception's type.
         """
         redact = self._redact
         if redact is None:
             return value
+        if type(value) is not str:  # captured content: a copy, so an in-place edit cannot reach the call
+            try:
+                value = detached(value)
+            except Exception as exc:
+                _contained("copy", type(exc))
+                return None
         try:
             return redact(value)
         except Exception as exc:
