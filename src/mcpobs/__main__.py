@@ -1,8 +1,9 @@
 """`python -m mcpobs` (or `mcpobs`): the command line (`demo`, `show`, `jaeger-url`, `reference`,
 `conventions`, `tail-sampling`, `canary-rules`, `contract snapshot|diff|replay`).
 
-A mistake on the command line (a bad module, a dead URL, a missing file, no service name)
-is one line on stderr and exit status 2; a traceback means a bug in mcpobs.
+A mistake on the command line (a bad module, a dead URL, a missing file, no service name),
+or input a command cannot read (nested too deeply, too large, of the wrong shape), is one
+line on stderr and exit status 2, never a traceback and never `contract diff`'s 1 ("breaking").
 """
 
 from __future__ import annotations
@@ -163,10 +164,25 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit would fail too
         return 0
     except CommandError as error:
+        print(f"{_named(args)}: {error}", file=sys.stderr)
+        return 2
+    except (RecursionError, MemoryError) as error:  # input past what can be read: its own line, not "breaking"
         print(
-            f"mcpobs {args.command}{' ' + args.action if args.command == 'contract' else ''}: {error}", file=sys.stderr
+            f"{_named(args)}: the input is too large or nested too deeply to read ({type(error).__name__})",
+            file=sys.stderr,
         )
         return 2
+    except Exception as error:  # input of a shape no reader expected: one line, never a traceback
+        from mcpobs._cli.render import printable
+
+        print(
+            f"{_named(args)}: cannot use its input ({type(error).__name__}: {printable(error, 200)})", file=sys.stderr
+        )
+        return 2
+
+
+def _named(args: Any) -> str:
+    return f"mcpobs {args.command}{' ' + args.action if args.command == 'contract' else ''}"
 
 
 def _run(args: Any) -> int:

@@ -81,7 +81,7 @@ def listed(target: str) -> dict[str, Any]:
             + (f": {printable(said[-1])}" if said else "")
         )
     if "error" in answer:
-        raise CommandError(str(answer["error"]))
+        raise CommandError(printable(answer["error"], 1000))
     if answer.get("note"):
         print(f"mcpobs: note: {answer['note']}", file=sys.stderr)
     return cast(dict[str, Any], answer["snapshot"])

@@ -26,9 +26,16 @@ from typing import Any, cast
 
 from mcpobs._cli import CommandError, candidate, schemas
 from mcpobs._cli.candidate import check_target, reason, snapshot
+from mcpobs._cli.stores.reading import MAX_BYTES, within
+from mcpobs._cli.render import printable
 from mcpobs._cli.schemas import Verdict
 
 _ORDER = {"breaking": 0, "additive": 1, "safe": 2}
+_NAME_SHOWN = 200
+_WHAT_SHOWN = 600
+MAX_SNAPSHOT_DEPTH = 64
+"""How deeply a snapshot may nest (its tools' schemas at most 30 levels of properties): deeper is
+none a server serves in earnest, and checking it would exhaust the interpreter's stack."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +45,9 @@ class Change:
     what: str
 
     def __str__(self) -> str:
-        return f"{self.verdict}: {self.tool}: {self.what}"
+        # The tool's name and the fields in `what` are what a server wrote: escaped, so a name
+        # cannot clear the terminal, forge a verdict line or reorder what is shown.
+        return f"{self.verdict}: {printable(self.tool, _NAME_SHOWN)}: {printable(self.what, _WHAT_SHOWN)}"
 
 
 # -- diff ------------------------------------------------------------------------------------
@@ -90,9 +99,18 @@ def main_snapshot(target: str) -> str:
 
 def main_diff(old: str, new: str) -> tuple[str, int]:
     """`old` and `new` are snapshot files, or (for a snapshot taken now) a module:attribute or a URL."""
-    changes = diff(_read(old), _read(new))
+    changes = diff(_bounded(_read(old), old), _bounded(_read(new), new))
     lines = [str(c) for c in changes] or ["no changes"]
     return "\n".join(lines), 1 if any(c.verdict == "breaking" for c in changes) else 0
+
+
+def _bounded(snapshot: Mapping[str, Any], argument: str) -> Mapping[str, Any]:
+    if not within(snapshot, MAX_SNAPSHOT_DEPTH):
+        raise CommandError(
+            f"{printable(argument)}: nested deeper than {MAX_SNAPSHOT_DEPTH} levels, which no tool schema needs; "
+            "give a snapshot of a server's tools"
+        )
+    return snapshot
 
 
 def _snapshot_of(target: str) -> dict[str, Any]:
@@ -118,17 +136,28 @@ def _read(argument: str) -> Mapping[str, Any]:
     if not path.exists():
         if "://" in argument or (":" in argument and not argument.endswith(".json")):
             return _snapshot_of(argument)
-        raise CommandError(f"{argument}: no such file (give a file `mcpobs contract snapshot` wrote, or a server)")
+        raise CommandError(
+            f"{printable(argument)}: no such file (give a file `mcpobs contract snapshot` wrote, or a server)"
+        )
+    shown = printable(argument)
     try:
+        if path.stat().st_size > MAX_BYTES:
+            raise CommandError(
+                f"{shown}: larger than {MAX_BYTES // 2**20} MiB; give a file `mcpobs contract snapshot` wrote"
+            )
         loaded: object = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError) as exc:
-        raise CommandError(f"{argument}: cannot read it: {reason(exc)}") from exc
+        raise CommandError(f"{shown}: cannot read it: {reason(exc)}") from exc
+    except RecursionError:
+        raise CommandError(
+            f"{shown}: nested deeper than can be read; give a file `mcpobs contract snapshot` wrote"
+        ) from None
     except json.JSONDecodeError as exc:
-        raise CommandError(f"{argument}: not JSON ({exc}); give a file `mcpobs contract snapshot` wrote") from exc
+        raise CommandError(f"{shown}: not JSON ({exc}); give a file `mcpobs contract snapshot` wrote") from exc
     tools: object = cast(dict[str, object], loaded).get("tools") if isinstance(loaded, dict) else None
     if not isinstance(tools, list) or not all(_is_tool(tool) for tool in cast(list[object], tools)):
         raise CommandError(
-            f'{argument}: not a snapshot (expected {{"tools": [...]}} as `mcpobs contract snapshot` writes)'
+            f'{printable(argument)}: not a snapshot (expected {{"tools": [...]}} as `mcpobs contract snapshot` writes)'
         )
     return cast(Mapping[str, Any], loaded)
 

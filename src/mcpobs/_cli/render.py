@@ -8,13 +8,13 @@ and one renderer decides how it looks.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from mcpobs import semconv as S
+from mcpobs._core.text import escaped
 
 KEY_ATTRIBUTES = (
     S.GEN_AI_TOOL_NAME,
@@ -35,9 +35,6 @@ MAX_INDENT = 32
 """Deeper spans are shown at this depth (indented no further)."""
 MAX_TEXT = 200
 """The longest text from a span or a series shown (a value, a name); the rest is counted, not shown."""
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-"""What a terminal would act on rather than show (C0 and C1 controls, ESC among them; line and paragraph
-separators; bidirectional overrides) and what it cannot print (lone surrogates)."""
 
 
 @dataclass(frozen=True)
@@ -117,8 +114,7 @@ def printable(value: object, limit: int = MAX_TEXT) -> str:
     cut = len(text) - limit
     if cut > 0:
         text = text[:limit]
-    if not text.isascii() or not text.isprintable():
-        text = _UNSAFE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+    text = escaped(text)  # the one escaper of text from outside (`_core/text.py`), as in mcpobs's log lines
     return f"{text}...(+{cut} characters)" if cut > 0 else text
 
 

@@ -67,18 +67,10 @@ def for_log(value: object, limit: int = LOG_FIELD_LENGTH) -> str:
     text = value if type(value) is str else _text(value)
     if len(text) <= limit and text.isascii() and text.isprintable() and "\\" not in text:
         return text  # the common case: a short plain name
-    import unicodedata
-
     out: list[str] = []
     size = 0
     for char in text[: limit + 1]:
-        if char in _NAMED:
-            piece = _NAMED[char]
-        elif unicodedata.category(char) in _ESCAPED:
-            point = ord(char)
-            piece = f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}"
-        else:
-            piece = char
+        piece = _piece(char)
         if size + len(piece) > limit:  # cut: room for the mark that says so
             while out and size + 1 > limit:
                 size -= len(out.pop())
@@ -87,3 +79,22 @@ def for_log(value: object, limit: int = LOG_FIELD_LENGTH) -> str:
         out.append(piece)
         size += len(piece)
     return "".join(out)
+
+
+def escaped(text: str) -> str:
+    """`text` with each character a terminal would act on written as its escape, as `for_log`
+    writes it, and not cut: for a command's output, which bounds its fields itself."""
+    if text.isascii() and text.isprintable() and "\\" not in text:
+        return text
+    return "".join(_piece(char) for char in text)
+
+
+def _piece(char: str) -> str:
+    import unicodedata
+
+    if char in _NAMED:
+        return _NAMED[char]
+    if unicodedata.category(char) in _ESCAPED:
+        point = ord(char)
+        return f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}"
+    return char

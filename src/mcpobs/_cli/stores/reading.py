@@ -146,10 +146,11 @@ def loads(text: str) -> Any:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    return value if _within(value, MAX_DEPTH) else None
+    return value if within(value, MAX_DEPTH) else None
 
 
-def _within(value: Any, depth: int) -> bool:
+def within(value: Any, depth: int = MAX_DEPTH) -> bool:
+    """`value` nests no deeper than `depth` (checked without recursion: what reads it next may recurse)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         node, level = stack.pop()
