@@ -19,6 +19,8 @@ is generated from it and a test checks every row against real telemetry.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final, Literal
@@ -102,6 +104,7 @@ __all__ = [
     "MAX_SHAPES",
     "MAX_SHAPES_PER_TOOL",
     "MAX_STATUS_DESCRIPTION",
+    "MAX_TARGET_LENGTH",
     "MCP_METHOD_NAME",
     "MCP_PROTOCOL_VERSION",
     "MCP_RESOURCE_URI",
@@ -196,6 +199,7 @@ __all__ = [
     "Requirement",
     "SubscriptionDirection",
     "SubscriptionEvent",
+    "bounded_target",
     "deliver_span_name",
     "prometheus_label",
     "prometheus_name",
@@ -333,6 +337,12 @@ MAX_NAME_LENGTH: Final = 128
 limit for tool names); a longer name is ``_OTHER`` in labels and span names."""
 MAX_REASON_LENGTH: Final = 128
 """Characters of a cancellation reason."""
+MAX_TARGET_LENGTH: Final = 128
+"""Characters of a tool or prompt name in a span name or a metric label (`gen_ai.tool.name`,
+`gen_ai.prompt.name`), the server's own registered names included: a catalog generated from an
+OpenAPI spec can register a 20,000-character name. A longer name is cut to its first 119
+characters, `…` and 8 hex characters of its SHA-256 (`bounded_target`): the cut shows, and two
+long names stay apart."""
 MAX_NOTED_PUBLISHES: Final = 1024
 """Publish contexts kept per listen stream to link its deliveries (the SDK's per-stream backlog)."""
 MAX_STATUS_DESCRIPTION: Final = 256
@@ -916,8 +926,19 @@ def prometheus_label(attribute: str) -> str:
 
 
 def span_name(method: str, target: str | None = None) -> str:
-    """``{mcp.method.name} {target}``: target only for a registered tool or prompt."""
-    return f"{method} {target}" if target else method
+    """``{mcp.method.name} {target}``: target only for a registered tool or prompt, bounded (`bounded_target`)."""
+    return f"{method} {bounded_target(target)}" if target else method
+
+
+def bounded_target(name: str) -> str:
+    """A tool or prompt name as a span name or label holds it: at most `MAX_TARGET_LENGTH` characters."""
+    return name if len(name) <= MAX_TARGET_LENGTH else _cut_target(name)
+
+
+@functools.lru_cache(maxsize=256)
+def _cut_target(name: str) -> str:
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{name[: MAX_TARGET_LENGTH - 9]}\u2026{digest}"
 
 
 PROGRESS_SPAN: Final = "progress"

@@ -26,9 +26,9 @@ from typing import Any, cast
 
 from mcpobs._cli import CommandError, candidate, schemas
 from mcpobs._cli.candidate import check_target, reason, snapshot
-from mcpobs._cli.stores.reading import MAX_BYTES, within
 from mcpobs._cli.render import printable
 from mcpobs._cli.schemas import Verdict
+from mcpobs._cli.stores.reading import MAX_BYTES, within
 
 _ORDER = {"breaking": 0, "additive": 1, "safe": 2}
 _NAME_SHOWN = 200

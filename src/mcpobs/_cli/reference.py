@@ -95,6 +95,11 @@ def render() -> str:
             "tool and prompt names a client uses (names its sessions listed, across sessions)",
             f"{S.MAX_LEARNED_NAMES}, each at most {S.MAX_NAME_LENGTH} characters; the rest `{S.OTHER}`",
         ),
+        _row(
+            "a tool or prompt name in a span name or a metric label (the server's own registered names included)",
+            f"{S.MAX_TARGET_LENGTH} characters: a longer one is its first {S.MAX_TARGET_LENGTH - 9}, `\u2026` and "
+            "8 hex characters of its SHA-256",
+        ),
         _row("cancellation reason", f"{S.MAX_REASON_LENGTH} characters"),
         _row("publish contexts kept per listen stream", str(S.MAX_NOTED_PUBLISHES)),
         _row(

@@ -120,7 +120,7 @@ def base_labels(key: tuple[Any, ...]) -> Labels:
     if method == "tools/call":
         labels[S.GEN_AI_OPERATION_NAME] = S.EXECUTE_TOOL
     if target_attr is not None:
-        labels[target_attr] = target
+        labels[target_attr] = S.bounded_target(target) if type(target) is str else target
     if network is not None:
         labels.update(network.labels)
     return labels

@@ -8,6 +8,8 @@ with no tools says so plainly (`tools=0`).
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
@@ -29,14 +31,36 @@ def server_attributes(server: Any, telemetry: Telemetry) -> dict[str, Any]:
 def peer_attributes(peer: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> None:
     """The caller's address and port over HTTP, from the ASGI scope's `client` (host, port).
 
-    Through the privacy step: an address is personal data, and behind a proxy it is whatever
-    a forwarding header said."""
+    Through the privacy step: an address is personal data. Behind a proxy it is whatever a
+    forwarding header said (an ASGI server's proxy-headers option copies `X-Forwarded-For` or
+    `Forwarded` into the scope), so it is recorded only when it is one valid IP address, in
+    its canonical form; anything else (4,096 characters, a list, a name) is left out."""
     if peer:
-        address = telemetry.privacy.identifier(peer[0])
+        host = _address(peer[0])
+        address = telemetry.privacy.identifier(host) if host is not None else None
         if address is not None:
             attrs[S.CLIENT_ADDRESS] = address
         if isinstance(peer[1], int):
             attrs[S.CLIENT_PORT] = peer[1]
+
+
+def _address(host: object) -> str | None:
+    """`host` as one IP address (`::1`, `[::1]`, `fe80::1%eth0` included), or None."""
+    if type(host) is not str or not 0 < len(host) <= _MAX_ADDRESS:
+        return None
+    return _parsed(host)
+
+
+@functools.lru_cache(maxsize=1024)  # a server's callers repeat; parsing is the cost of every HTTP request
+def _parsed(host: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address(host[1:-1] if host.startswith("[") and host.endswith("]") else host))
+    except ValueError:
+        return None
+
+
+_MAX_ADDRESS = 64
+"""Characters of an address as the scope may hold it (the longest IPv6 with a zone is under 64)."""
 
 
 def client_attributes(session: Any, telemetry: Telemetry, attrs: dict[str, Any]) -> None:

@@ -61,7 +61,7 @@ def _labels_of(state: _state.RequestState) -> Mapping[str, Any]:
     if labels is None:
         made = {S.MCP_METHOD_NAME: state.method}
         if state.method == "tools/call":
-            made[S.GEN_AI_TOOL_NAME] = state.tool or S.OTHER
+            made[S.GEN_AI_TOOL_NAME] = S.bounded_target(state.tool) if state.tool else S.OTHER
         labels = put(_labels, key, made, _MAX_LABELS)
     state.progress_labels = labels
     return labels

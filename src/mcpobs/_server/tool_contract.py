@@ -43,7 +43,7 @@ class ToolContract:
         if isinstance(held, str) and held != schema:
             # Only when true: `false` on every ok call would be bytes that say what absence says.
             attrs[S.TOOL_SCHEMA_STALE] = True
-            self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: tool_name, **self.constant})
+            self.telemetry.stale_calls.add(1, {S.GEN_AI_TOOL_NAME: S.bounded_target(tool_name), **self.constant})
         return attrs
 
     def shapes(self, call: Call, ctx: Any, result: Any) -> dict[str, Any] | None:
