@@ -59,7 +59,9 @@ def cases() -> dict[str, tuple[Any, Any]]:
     plain = "shop://catalog"
     secret = "vault://alice:pw@vault.example/doc?token=abc&X-Goog-Signature=def#p2"
     message = "exported 3/10"
+    content = _content_cases()
     return {
+        **content,
         "exception event + description": (
             lambda: (_old_exception_attributes(exc, limit), clean(str(exc), 256)),
             lambda: (privacy.exception_event(exc), privacy.description(exc)),
@@ -67,6 +69,74 @@ def cases() -> dict[str, tuple[Any, Any]]:
         "resource URI, plain": (lambda: clean(plain, limit), lambda: privacy.uri(plain)),
         "resource URI, userinfo and query (cached)": (lambda: clean(secret, limit), lambda: privacy.uri(secret)),
         "progress message": (lambda: clean(message, limit), lambda: privacy.progress(message)),
+    }
+
+
+def _in_place_redact(value: Any) -> Any:
+    if isinstance(value, dict):
+        for holder in (value, value.get("structuredContent")):
+            if isinstance(holder, dict) and "card" in holder:
+                holder["card"] = "***"
+        for part in value.get("content") or ():
+            if isinstance(part, dict) and "text" in part:
+                part["text"] = "***"
+    return value
+
+
+def _content_cases() -> dict[str, tuple[Any, Any]]:
+    """The copies `redact` and the hooks are handed (`_core/copies.py`), and the caller's context
+    at the server's boundary (`_server/incoming.py`), each beside what ran before them.
+
+    With content capture off and no hook, neither copy is made: those two rows run only when
+    content is captured (with a `redact`) or a hook is set. The boundary's row runs on every
+    call that carries a `traceparent`, capture on or off."""
+    import json
+
+    from mcp_types import CallToolResult, TextContent
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from mcpobs._core import hooks, propagation
+    from mcpobs._core.config import Settings
+    from mcpobs._core.privacy import Privacy
+    from mcpobs._core.telemetry import Telemetry
+    from mcpobs._core.text import clean
+    from mcpobs._server.incoming import accepted
+
+    settings = Settings(capture_content=True, redact=_in_place_redact)
+    privacy = Privacy(settings)
+    arguments = {"card": "4111111111111111", "order_id": "O-1873", "lines": [{"sku": "A-1", "qty": 2}] * 4}
+    result = {
+        "content": [{"type": "text", "text": '{"card": "4111111111111111", "status": "charged"}'}],
+        "structuredContent": {"card": "4111111111111111", "status": "charged"},
+        "isError": False,
+    }
+
+    def before_copies() -> None:  # redact handed the call's own values, then JSON (privacy.content at f59b06a)
+        for value in (arguments, result):
+            clean(json.dumps(_in_place_redact(value), ensure_ascii=False), 16384)
+
+    def with_copies() -> None:
+        privacy.content(arguments)
+        privacy.content(result)
+
+    model = CallToolResult(content=[TextContent(type="text", text="charged")], structured_content={"status": "ok"})
+
+    def hook(span: Any, value: Any) -> None:
+        return None
+
+    telemetry = Telemetry(Settings(), TracerProvider())
+    meta = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", "tracestate": "v=1"}
+    labels = {"mcp.method.name": "tools/call", "gen_ai.tool.name": "charge"}
+    return {
+        "captured arguments + result, an in-place redact (capture on)": (before_copies, with_copies),
+        "a response hook handed a CallToolResult": (
+            lambda: hook(None, model),
+            lambda: hooks.run("server_response_hook", hook, None, model),
+        ),
+        "a caller's traceparent at the server's boundary (join)": (
+            lambda: propagation.extract(meta),
+            lambda: accepted(propagation.extract(meta), telemetry, "tools/call charge", labels),
+        ),
     }
 
 

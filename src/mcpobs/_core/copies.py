@@ -33,7 +33,23 @@ def detached(value: Any) -> Any:
         return [detached(item) for item in value]
     if kind is tuple:
         return tuple(detached(item) for item in value)
+    if isinstance(value, BaseModel):
+        return _model(value)
     return copy.deepcopy(value)
+
+
+def _model(value: BaseModel) -> BaseModel:
+    """A deep copy of a model: a shallow `model_copy` whose fields (and extras) are `detached`
+    (a third of `model_copy(deep=True)`'s time, which copies through `copy.deepcopy`)."""
+    new = value.model_copy()
+    fields = new.__dict__
+    for name, item in fields.items():
+        if type(item) not in _ATOMS:
+            fields[name] = detached(item)
+    extra = new.__pydantic_extra__
+    if extra:
+        object.__setattr__(new, "__pydantic_extra__", detached(extra))
+    return new
 
 
 def _data(value: Any) -> Any:
@@ -45,7 +61,7 @@ def _data(value: Any) -> Any:
     if kind is dict or kind is list or kind is tuple:
         return detached(value)
     if isinstance(value, BaseModel):
-        return value.model_copy(deep=True)
+        return _model(value)
     if isinstance(value, dict | list):  # a subclass: still the call's data
         return copy.deepcopy(value)
     return value
@@ -94,5 +110,5 @@ def for_hook(value: Any) -> Any:
     if kind is dict or kind is list or kind is tuple:
         return detached(value)
     if isinstance(value, BaseModel):
-        return value.model_copy(deep=True)
+        return _model(value)
     return ReadOnly(value)
