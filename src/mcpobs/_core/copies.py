@@ -13,7 +13,7 @@ Nothing is copied when content capture is off and no hook is set.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -24,7 +24,7 @@ def detached(value: Any) -> Any:
     """A deep copy of `value` (captured content, given to `redact`): plain JSON values copied
     by hand (the common case, several times faster than `copy.deepcopy`), anything else by
     `copy.deepcopy`, which may raise (the caller then records nothing)."""
-    kind = type(value)
+    kind = cast("type[Any]", type(value))
     if kind in _ATOMS:
         return value
     if kind is dict:
@@ -42,7 +42,7 @@ def _model(value: BaseModel) -> BaseModel:
     """A deep copy of a model: a shallow `model_copy` whose fields (and extras) are `detached`
     (a third of `model_copy(deep=True)`'s time, which copies through `copy.deepcopy`)."""
     new = value.model_copy()
-    fields = new.__dict__
+    fields: dict[str, Any] = cast("dict[str, Any]", new.__dict__)  # a model's own dict, not a mapping proxy
     for name, item in fields.items():
         if type(item) not in _ATOMS:
             fields[name] = detached(item)
@@ -55,7 +55,7 @@ def _model(value: BaseModel) -> BaseModel:
 def _data(value: Any) -> Any:
     """An attribute a hook reads: data (containers, models) copied; a live object (the session,
     the HTTP request, a method) handed as it is: it is not a value of the call."""
-    kind = type(value)
+    kind = cast("type[Any]", type(value))
     if kind in _ATOMS:
         return value
     if kind is dict or kind is list or kind is tuple:
@@ -63,7 +63,7 @@ def _data(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return _model(value)
     if isinstance(value, dict | list):  # a subclass: still the call's data
-        return copy.deepcopy(value)
+        return copy.deepcopy(cast(Any, value))
     return value
 
 
@@ -79,8 +79,9 @@ class ReadOnly:
         object.__setattr__(self, "_read", {})
 
     @property  # type: ignore[misc]
-    def __class__(self) -> type:  # pyright: ignore[reportIncompatibleMethodOverride]
-        return type(object.__getattribute__(self, "_of"))
+    def __class__(self) -> type[Any]:  # pyright: ignore[reportIncompatibleMethodOverride]
+        of: Any = object.__getattribute__(self, "_of")
+        return cast("type[Any]", type(of))
 
     def __getattr__(self, name: str) -> Any:
         read: dict[str, Any] = object.__getattribute__(self, "_read")
@@ -104,7 +105,7 @@ def for_hook(value: Any) -> Any:
     """What a hook is handed for `value`: an atom as it is; a container or a model (a result, a
     client's request: a hook may ask its type) a deep copy; any other object (the server's
     request context, which holds the live session) a `ReadOnly` view."""
-    kind = type(value)
+    kind = cast("type[Any]", type(value))
     if kind in _ATOMS:
         return value
     if kind is dict or kind is list or kind is tuple:
