@@ -83,7 +83,7 @@ def listed(target: str) -> dict[str, Any]:
     if "error" in answer:
         raise CommandError(printable(answer["error"], 1000))
     if answer.get("note"):
-        print(f"mcpobs: note: {answer['note']}", file=sys.stderr)
+        print(f"mcpobs: note: {printable(answer['note'], 1000)}", file=sys.stderr)
     return cast(dict[str, Any], answer["snapshot"])
 
 

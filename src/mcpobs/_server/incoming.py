@@ -28,6 +28,7 @@ from mcpobs._core.telemetry import Telemetry
 
 _EMPTY = Context()
 """A context with no span in it: a sampler asked about it decides as for a root."""
+_NO_STATE = TraceState()
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _UNSAMPLED = TraceFlags(TraceFlags.DEFAULT)
 
@@ -54,7 +55,7 @@ def accepted(
 
 def _copy(span_context: SpanContext, flags: TraceFlags, state: TraceState | None = None) -> SpanContext:
     """The caller's span as a remote parent or link: its ids, `flags`, and no `tracestate` unless given."""
-    return SpanContext(span_context.trace_id, span_context.span_id, True, flags, state or TraceState())
+    return SpanContext(span_context.trace_id, span_context.span_id, True, flags, state or _NO_STATE)
 
 
 def _root_sampled(telemetry: Telemetry, trace_id: int, name: str, attributes: Any) -> bool:
