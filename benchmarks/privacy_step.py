@@ -126,6 +126,7 @@ def _content_cases() -> dict[str, tuple[Any, Any]]:
 
     telemetry = Telemetry(Settings(), TracerProvider())
     meta = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", "tracestate": "v=1"}
+    instrumented = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
     labels = {"mcp.method.name": "tools/call", "gen_ai.tool.name": "charge"}
     return {
         "captured arguments + result, an in-place redact (capture on)": (before_copies, with_copies),
@@ -133,7 +134,11 @@ def _content_cases() -> dict[str, tuple[Any, Any]]:
             lambda: hook(None, model),
             lambda: hooks.run("server_response_hook", hook, None, model),
         ),
-        "a caller's traceparent at the server's boundary (join)": (
+        "a caller's traceparent at the server's boundary (join, sampled, as mcpobs's client sends it)": (
+            lambda: propagation.extract(instrumented),
+            lambda: accepted(propagation.extract(instrumented), telemetry, "tools/call charge", labels),
+        ),
+        "a caller's traceparent at the server's boundary (join, -00 and a tracestate)": (
             lambda: propagation.extract(meta),
             lambda: accepted(propagation.extract(meta), telemetry, "tools/call charge", labels),
         ),

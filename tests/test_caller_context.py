@@ -14,8 +14,9 @@ from typing import Any
 
 import httpx2
 import pytest
+from opentelemetry import baggage
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from opentelemetry.trace import SpanKind
@@ -164,3 +165,22 @@ def test_caller_context_is_checked_and_read_from_the_environment():
         settings_from({}, {"OTEL_PYTHON_MCP_CALLER_CONTEXT": "honor"})
     with pytest.raises(ConfigurationError, match=r"caller_context=True"):
         settings_from({"caller_context": True}, {})
+
+
+class _BaggageSeen(SpanProcessor):
+    """What a baggage span processor (opentelemetry-processor-baggage) would copy onto each span."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, object]] = []
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self.seen.append(dict(baggage.get_all(parent_context)))
+
+
+@pytest.mark.parametrize("carrier", ["header", "meta"])
+def test_a_callers_baggage_reaches_no_span_processor(mcpobs_telemetry, carrier):
+    processor = _BaggageSeen()
+    mcpobs_telemetry.tracer_provider.add_span_processor(processor)
+    (span,) = served(mcpobs_telemetry, carrier, {"traceparent": UNSAMPLED[:-2] + "01", "baggage": f"card={CARD}"})
+    assert f"{span.context.trace_id:032x}" == TRACE_ID
+    assert processor.seen and not any(processor.seen)

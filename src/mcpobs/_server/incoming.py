@@ -17,10 +17,12 @@ boundary as they come). `instrument(caller_context=...)` says what it is:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from opentelemetry import trace
+from opentelemetry import baggage, trace
 from opentelemetry.context import Context
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
 from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, TraceFlags, TraceState
 
 from mcpobs._core.guard import report
@@ -49,7 +51,13 @@ def accepted(
         return trace.set_span_in_context(NonRecordingSpan(_copy(span_context, span_context.trace_flags, state))), None
     if mode == "link":
         return _EMPTY, Link(_copy(span_context, span_context.trace_flags))
-    sampled = _root_sampled(telemetry, span_context.trace_id, name, attributes)
+    sampler = _sampler(telemetry)
+    # The common case (the SDK's default sampler, an instrumented caller): the caller's context
+    # already says what the server would decide; only its baggage must not go on.
+    if span_context.trace_flags.sampled and not span_context.trace_state and _always(sampler):  # noqa: SIM102
+        if not baggage.get_all(caller):
+            return caller, None
+    sampled = _root_sampled(sampler, span_context.trace_id, name, attributes)
     return trace.set_span_in_context(NonRecordingSpan(_copy(span_context, _SAMPLED if sampled else _UNSAMPLED))), None
 
 
@@ -58,16 +66,34 @@ def _copy(span_context: SpanContext, flags: TraceFlags, state: TraceState | None
     return SpanContext(span_context.trace_id, span_context.span_id, True, flags, state or _NO_STATE)
 
 
-def _root_sampled(telemetry: Telemetry, trace_id: int, name: str, attributes: Any) -> bool:
+def _sampler(telemetry: Telemetry) -> Any:
+    """The sampler of the tracer provider the server records to, or None (no SDK, a vendor's)."""
+    tracer: Any = telemetry.tracer
+    if isinstance(tracer, trace.ProxyTracer):
+        tracer = getattr(tracer, "_tracer", tracer)  # the provider's, once one is set
+    return getattr(tracer, "sampler", None)
+
+
+@functools.lru_cache(maxsize=8)
+def _always(sampler: Any) -> bool:
+    """The sampler records every root and every sampled remote parent: the SDK's default
+    (`parentbased_always_on`) or `always_on`. Read from the SDK's own attributes; a sampler
+    without them is asked each time."""
+    if sampler is ALWAYS_ON:
+        return True
+    return (
+        isinstance(sampler, ParentBased)
+        and getattr(sampler, "_root", None) is ALWAYS_ON
+        and getattr(sampler, "_remote_parent_sampled", None) is ALWAYS_ON
+    )
+
+
+def _root_sampled(sampler: Any, trace_id: int, name: str, attributes: Any) -> bool:
     """What the server's sampler decides for this call as if it started here (a ParentBased
     sampler asks its root sampler; a ratio sampler reads the trace id, as it would anyway).
 
     A tracer without a sampler (none configured, a vendor's) records: the call is the server's.
     """
-    tracer: Any = telemetry.tracer
-    if isinstance(tracer, trace.ProxyTracer):
-        tracer = getattr(tracer, "_tracer", tracer)  # the provider's, once one is set
-    sampler = getattr(tracer, "sampler", None)
     should_sample = getattr(sampler, "should_sample", None)
     if should_sample is None:
         return True
