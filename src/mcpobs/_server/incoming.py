@@ -17,7 +17,6 @@ boundary as they come). `instrument(caller_context=...)` says what it is:
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from opentelemetry import baggage, trace
@@ -74,7 +73,6 @@ def _sampler(telemetry: Telemetry) -> Any:
     return getattr(tracer, "sampler", None)
 
 
-@functools.lru_cache(maxsize=8)
 def _always(sampler: Any) -> bool:
     """The sampler records every root and every sampled remote parent: the SDK's default
     (`parentbased_always_on`) or `always_on`. Read from the SDK's own attributes; a sampler
