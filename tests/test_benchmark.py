@@ -88,7 +88,7 @@ def test_the_privacy_step_benchmark_runs_each_text_beside_its_baseline():
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and not line.startswith("| text")]
-    assert len(rows) == 4, done.stdout
+    assert len(rows) == 8, done.stdout  # four texts, the two copies, the boundary's two paths
     for row in rows:
         ratio = row.strip("|").split("|")[-1].strip()
         assert float(ratio) > 0, row
