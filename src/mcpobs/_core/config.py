@@ -8,7 +8,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from mcpobs import semconv
 from mcpobs._core.guard import logger
@@ -129,7 +129,7 @@ class Options(TypedDict, total=False):
     record_progress_messages: bool
     send_baggage: bool
     shutdown_timeout: float | None
-    caller_context: str | None
+    caller_context: Literal["join", "trust", "link"] | None
     """None (or left out): `OTEL_PYTHON_MCP_CALLER_CONTEXT`, else "join"."""
     omit_attributes: Iterable[str] | str | None
     """None (or left out): `OTEL_PYTHON_MCP_OMIT_ATTRIBUTES`; a string is comma-separated."""
