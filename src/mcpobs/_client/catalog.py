@@ -36,9 +36,11 @@ MAX_TOTAL = 16384
 class ServerCatalog:
     """One server's tools (name -> listed input schema) and prompts (name -> required arguments)."""
 
-    __slots__ = ("__weakref__", "prompts", "prompts_complete", "tools", "tools_complete")
+    __slots__ = ("__weakref__", "prompts", "prompts_complete", "sizes", "tools", "tools_complete")
 
     def __init__(self) -> None:
+        self.sizes: tuple[Any, Any] | None = None
+        """(CatalogFingerprints, CatalogCosts) of its listings, made on the first (`catalog_size`)."""
         self.tools: dict[str, object] = {}
         self.prompts: dict[str, frozenset[str]] = {}
         self.tools_complete = False
