@@ -188,3 +188,82 @@ def test_an_unknown_or_missing_encoding_is_one_line_and_falls_back_to_the_estima
     counter, problem = cost.configured_counter({cost.ENCODING_ENV: "p50k_base"})
     assert counter is cost.ESTIMATOR
     assert problem is not None and "p50k_base" in problem and "\n" not in problem
+
+
+# -- contract snapshot and diff: per tool, per release, and the budget ---------------------------
+
+
+def mcpobs_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    return subprocess.run(
+        [sys.executable, "-m", "mcpobs", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60
+    )
+
+
+@pytest.fixture
+async def two_releases(tmp_path: Path) -> Path:
+    """Snapshots of release 1 and of release 2, whose get_order_status description grew by 2,000 characters."""
+    from mcpobs._cli.candidate import snapshot
+
+    for description, version in ((SHORT, "1.0.0"), (LONG, "2.0.0")):
+        taken = await snapshot(mcpserver_release(description, version))
+        (tmp_path / f"{version}.json").write_text(json.dumps(taken))
+    return tmp_path
+
+
+async def test_snapshot_records_each_tools_cost(two_releases):
+    taken = json.loads((two_releases / "2.0.0.json").read_text())
+    by_name = {t["name"]: t for t in taken["tools"]}
+    tool = by_name["get_order_status"]
+    assert tool["cost"] == {"bytes": len(cost.tool_json(tool)), "tokens": cost.estimate(cost.tool_json(tool))}
+    assert taken["cost"]["bytes"] == sum(t["cost"]["bytes"] for t in taken["tools"])
+    assert taken["cost"]["tokens"] == sum(t["cost"]["tokens"] for t in taken["tools"])
+    assert taken["cost"]["tokenMethod"] == "estimate" and taken["cost"]["tools"] == 2
+
+
+async def test_diff_names_the_tool_that_grew_with_its_growth_and_the_totals(two_releases):
+    old = json.loads((two_releases / "1.0.0.json").read_text())
+    run = mcpobs_cli("contract", "diff", "1.0.0.json", "2.0.0.json", cwd=two_releases)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert "grew: get_order_status: description +2,000 bytes, about +500 tokens" in lines
+    was = old["cost"]
+    (total,) = [line for line in lines if line.startswith("catalog: ")]
+    assert total == (
+        f"catalog: {was['bytes']:,} bytes, about {was['tokens']:,} tokens -> {was['bytes'] + 2000:,} bytes, "
+        f"about {was['tokens'] + 500:,} tokens (+2,000 bytes, about +500 tokens; 2 -> 2 tools)"
+    )
+    assert not any(line.startswith(("grew: refund", "shrank:")) for line in lines)  # unchanged tools are not named
+    back = mcpobs_cli("contract", "diff", "2.0.0.json", "1.0.0.json", cwd=two_releases)
+    assert "shrank: get_order_status: description -2,000 bytes, about -500 tokens" in back.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (("--token-budget", "400"), "over budget: the catalog is about {now} tokens, over the budget of 400"),
+        (("--max-growth", "10%"), "over budget: the catalog grew by about +500 tokens, over the limit of 10%"),
+        (("--max-growth", "499"), "over budget: the catalog grew by about +500 tokens, over the limit of 499 tokens"),
+    ],
+)
+async def test_a_budget_the_release_exceeds_fails_with_its_own_status_naming_the_tool(two_releases, options, says):
+    now = json.loads((two_releases / "2.0.0.json").read_text())["cost"]["tokens"]
+    run = mcpobs_cli("contract", "diff", "1.0.0.json", "2.0.0.json", *options, cwd=two_releases)
+    assert run.returncode == 3, (run.stdout, run.stderr)
+    (verdict,) = [line for line in run.stdout.splitlines() if line.startswith("over budget: ")]
+    assert verdict.startswith(says.format(now=f"{now:,}"))
+    assert verdict.endswith("tools that grew: get_order_status +500")
+    within = mcpobs_cli(
+        "contract", "diff", "1.0.0.json", "2.0.0.json", "--token-budget", str(now), "--max-growth", "500",
+        cwd=two_releases,
+    )  # fmt: skip
+    assert within.returncode == 0, within.stdout
+
+
+def test_a_budget_written_wrong_is_one_line(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps({"tools": []}))
+    run = mcpobs_cli("contract", "diff", "a.json", "a.json", "--max-growth", "ten", cwd=tmp_path)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip() == (
+        "mcpobs contract diff: --max-growth 'ten': give tokens (e.g. 500) or a percentage (e.g. 10%)"
+    )

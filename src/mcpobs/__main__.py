@@ -115,15 +115,32 @@ def _parser() -> argparse.ArgumentParser:
     )
     compare = actions.add_parser(
         "diff",
-        help="classify each change; exit status 1 when anything breaks",
+        help="classify each change and size the catalog; exit status 1 when anything breaks, 3 when over budget",
         description="Classifies each change from OLD to NEW as breaking, additive or safe, for old clients of the "
-        "new server and new clients of an old replica. Exit status 1 when anything breaks, 2 when an argument "
-        "cannot be used.",
+        "new server and new clients of an old replica, and says what each tool that grew or shrank adds to a "
+        "model's context (bytes of its name, description and input schema as compact JSON; tokens) and the "
+        "catalog's total before and after. Exit status 0 when nothing breaks and the catalog is within its "
+        "budget, 1 when anything breaks (whatever the budget), 2 when an argument cannot be used, 3 when nothing "
+        "breaks but the catalog is over --token-budget or grew past --max-growth.",
     )
     for which in ("old", "new"):
         compare.add_argument(
             which, help=f"the {which} snapshot file, or a server (module:attribute or URL) to snapshot now"
         )
+    compare.add_argument(
+        "--token-budget", default=None, help="fail (exit 3) when the new catalog is over this many tokens"
+    )
+    compare.add_argument(
+        "--max-growth",
+        default=None,
+        help="fail (exit 3) when the catalog grew by more than this: tokens (500) or a percentage (10%%)",
+    )
+    compare.add_argument(
+        "--encoding",
+        default=None,
+        help="count tokens exactly in this encoding (cl100k_base; needs the tokens extra) instead of the "
+        "estimate (bytes / 4)",
+    )
     _replay_parser(actions)
     return parser
 
@@ -229,7 +246,7 @@ def _run(args: Any) -> int:
     if args.action == "snapshot":
         print(_contract_diff.main_snapshot(args.target))
         return 0
-    text, status = _contract_diff.main_diff(args.old, args.new)
+    text, status = _contract_diff.main_diff(args.old, args.new, args.token_budget, args.max_growth, args.encoding)
     print(text)
     return status
 
