@@ -104,11 +104,16 @@ def report(
         verb = "grew" if delta > 0 or (delta == 0 and sum(fields_now.values()) > sum(fields_was.values())) else "shrank"
         lines.append(f"{verb}: {name}: {', '.join(parts)}, {_tokens(delta, counter, True)}")
     total_was, total_now = _total(before.values(), counter), _total(after.values(), counter)
-    lines.append(
-        f"catalog: {_n(total_was[0])} bytes, {_tokens(total_was[1], counter)} -> {_n(total_now[0])} bytes, "
-        f"{_tokens(total_now[1], counter)} ({_n(total_now[0] - total_was[0], True)} bytes, "
-        f"{_tokens(total_now[1] - total_was[1], counter, True)}; {len(before)} -> {len(after)} tools)"
-    )
+    if total_was == total_now and len(before) == len(after):
+        lines.append(
+            f"catalog: {_n(total_now[0])} bytes, {_tokens(total_now[1], counter)}, {len(after)} tools: unchanged"
+        )
+    else:
+        lines.append(
+            f"catalog: {_n(total_was[0])} bytes, {_tokens(total_was[1], counter)} -> {_n(total_now[0])} bytes, "
+            f"{_tokens(total_now[1], counter)} ({_n(total_now[0] - total_was[0], True)} bytes, "
+            f"{_tokens(total_now[1] - total_was[1], counter, True)}; {len(before)} -> {len(after)} tools)"
+        )
     verdicts = _verdicts(total_was[1], total_now[1], growth, counter, budget)
     return Report(lines + verdicts, bool(verdicts))
 
