@@ -101,6 +101,19 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--window", default="5m", help="rate window, a Prometheus duration (default 5m)")
     gate.add_argument("--for", dest="for_", default="5m", help="how long a release must stay above (default 5m)")
     gate.add_argument("--margin", type=float, default=0.05, help="ratio above the best release (default 0.05)")
+    gate.add_argument(
+        "--catalog-growth",
+        type=float,
+        default=0.25,
+        help="fire for a release whose tool catalog (tokens) is this fraction larger than another live release's "
+        "(default 0.25)",
+    )
+    gate.add_argument(
+        "--catalog-budget",
+        type=int,
+        default=None,
+        help="also fire for a release whose catalog is over this many tokens",
+    )
     contract = command("contract")
     actions = contract.add_subparsers(dest="action", required=True, metavar="ACTION")
     snap = actions.add_parser(
@@ -221,10 +234,10 @@ def _run(args: Any) -> int:
         from mcpobs._cli.canary import checked
         from mcpobs._cli.canary import render as render_canary
 
-        problem = checked(args.window, args.for_, args.margin)
+        problem = checked(args.window, args.for_, args.margin, args.catalog_growth, args.catalog_budget)
         if problem:
             raise CommandError(problem)
-        sys.stdout.write(render_canary(args.window, args.for_, args.margin))
+        sys.stdout.write(render_canary(args.window, args.for_, args.margin, args.catalog_growth, args.catalog_budget))
         return 0
     from mcpobs._cli import contract_diff as _contract_diff
 
