@@ -85,7 +85,8 @@ def otel_env(prom_url: str, service: str, instance: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     return {
         **env,
-        "PYTHONPATH": str(HERE.parent),
+        # the tests' helpers, then wherever this process found mcpobs (a worktree's src/ before an editable install)
+        "PYTHONPATH": os.pathsep.join(filter(None, (str(HERE.parent), os.environ.get("PYTHONPATH")))),
         "OTEL_SERVICE_NAME": service,
         "OTEL_RESOURCE_ATTRIBUTES": f"service.instance.id={instance}",
         "OTEL_TRACES_EXPORTER": "none",  # this test reads metrics only
