@@ -93,16 +93,18 @@ def counter(method: str | None) -> TokenCounter:
             f"unknown token encoding {method!r}: use {ESTIMATE!r} or one of {', '.join(sorted(ENCODINGS))}"
         )
     try:
-        import tiktoken  # pyright: ignore[reportMissingImports]
+        import importlib
 
-        encoding: Any = tiktoken.get_encoding(offline)  # pyright: ignore[reportUnknownMemberType]
+        encoding: Any = importlib.import_module("tiktoken").get_encoding(offline)
     except Exception as exc:  # ImportError, or a tiktoken without the offline plugin
         raise EncodingUnavailable(
             f"the {method} token count needs the tokens extra: pip install 'mcpobs-otel[tokens]' ({exc})"
         ) from None
 
+    encode: Callable[[str], list[int]] = encoding.encode_ordinary
+
     def exact(text: bytes) -> int:
-        return len(encoding.encode_ordinary(text.decode("utf-8", "surrogatepass")))
+        return len(encode(text.decode("utf-8", "surrogatepass")))
 
     return TokenCounter(method, exact)
 

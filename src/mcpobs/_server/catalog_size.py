@@ -9,7 +9,7 @@ release's catalog is one value, labelled by the server's release (bounded, `_cor
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._core.cost import CatalogCost, CatalogCosts, attributes
@@ -29,7 +29,7 @@ class CatalogSize:
         self, fingerprint: str, tools: Sequence[Mapping[str, Any]], params: object, reply: Mapping[str, object]
     ) -> dict[str, Any]:
         """The span's attributes for one listed page; the gauges when it completes a listing."""
-        cursor = params.get("cursor") if isinstance(params, dict) else None
+        cursor = cast("dict[str, object]", params).get("cursor") if isinstance(params, dict) else None
         next_cursor = reply.get("nextCursor")
         cost = self._costs.of(fingerprint, lambda: tools, cursor, next_cursor)
         method = self._costs.tokens.method
