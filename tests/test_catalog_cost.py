@@ -111,6 +111,22 @@ async def test_the_bytes_are_the_compact_json_of_name_description_and_input_sche
     assert server_span.attributes[S.CATALOG_BYTES] == client_span.attributes[S.CATALOG_BYTES] == expected
 
 
+async def test_one_client_listing_again_after_a_live_change_sees_the_new_size(mcpobs_telemetry):
+    """The client reuses its last listing's numbers only while the listing is unchanged."""
+    server = mcpserver_release(SHORT, "1.0.0")
+    async with Client(server) as client:
+        await client.list_tools()
+        await client.list_tools()  # unchanged: the same numbers, not priced again
+        server.remove_tool("get_order_status")
+        server.add_tool(get_order_status, description=LONG)
+        await client.list_tools()
+    for kind in (SpanKind.SERVER, SpanKind.CLIENT):
+        first, again, changed = sorted(mcpobs_telemetry.spans_named("tools/list", kind), key=lambda s: s.start_time)
+        assert numbers(again) == numbers(first)
+        assert changed.attributes[S.CATALOG_BYTES] - first.attributes[S.CATALOG_BYTES] == GROWTH
+        assert changed.attributes[S.CATALOG_FINGERPRINT] != first.attributes[S.CATALOG_FINGERPRINT]
+
+
 def paged_server(pages: list[list[Tool]]) -> Server:
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
         cursor = params.cursor if params is not None else None

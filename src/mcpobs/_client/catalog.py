@@ -39,8 +39,8 @@ class ServerCatalog:
     __slots__ = ("__weakref__", "prompts", "prompts_complete", "sizes", "tools", "tools_complete")
 
     def __init__(self) -> None:
-        self.sizes: tuple[Any, Any] | None = None
-        """(CatalogFingerprints, CatalogCosts) of its listings, made on the first (`catalog_size`)."""
+        self.sizes: Any = None
+        """Its listings' fingerprints and costs (`catalog_size.ListingSizes`), made on the first."""
         self.tools: dict[str, object] = {}
         self.prompts: dict[str, frozenset[str]] = {}
         self.tools_complete = False
