@@ -200,6 +200,24 @@ def test_the_exact_count_matches_the_named_encoding_with_no_network(tmp_path):
     out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) == FIXED_TEXT_CL100K
+    # And the listing spans count with it when the environment names it.
+    spans = (
+        "import anyio\nfrom mcp import Client\nfrom mcp.server.mcpserver import MCPServer\n"
+        "from opentelemetry.trace import SpanKind\nfrom mcpobs import semconv as S\nfrom mcpobs.testing import capture\n"
+        "from mcpobs._core import cost\n"
+        "t = capture()\nserver = MCPServer('s')\n"
+        f"server.add_tool(lambda order_id: order_id, name='get_order_status', description={FIXED_TEXT!r})\n"
+        "async def main():\n    async with Client(server) as c:\n        return (await c.list_tools()).tools[0]\n"
+        "tool = anyio.run(main).model_dump(by_alias=True, mode='json', exclude_none=True)\n"
+        "exact = cost.counter('cl100k_base').count(cost.tool_json(tool))\n"
+        "for kind in (SpanKind.SERVER, SpanKind.CLIENT):\n"
+        "    (span,) = t.spans_named('tools/list', kind)\n"
+        "    print(span.attributes[S.CATALOG_TOKEN_METHOD], span.attributes[S.CATALOG_TOKENS] == exact)\n"
+    )
+    env[cost.ENCODING_ENV] = "cl100k_base"
+    out = subprocess.run([*command[:-1], spans], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["cl100k_base", "True", "cl100k_base", "True"]
 
 
 def test_an_unknown_or_missing_encoding_is_one_line_and_falls_back_to_the_estimate():
