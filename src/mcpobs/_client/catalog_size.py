@@ -40,7 +40,8 @@ _COMPARED = frozenset({"name", "title", "description", "input_schema", "inputSch
 
 
 def _fields(tool: Any) -> dict[str, Any]:
-    return {k: v for k, v in vars(tool).items() if k in _COMPARED}
+    fields: dict[str, Any] = vars(tool)
+    return {k: v for k, v in fields.items() if k in _COMPARED}
 
 
 def _kept(tool: Any) -> Any:
