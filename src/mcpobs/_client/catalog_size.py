@@ -14,7 +14,7 @@ copy of each tool's fields (`contract.exact_copy`), numbers by type and text, so
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from mcpobs import semconv as S
 from mcpobs._client import memory
@@ -40,7 +40,7 @@ _COMPARED = frozenset({"name", "title", "description", "input_schema", "inputSch
 
 
 def _fields(tool: Any) -> dict[str, Any]:
-    fields: dict[str, Any] = vars(tool)
+    fields = cast("dict[str, Any]", getattr(tool, "__dict__", {}))
     return {k: v for k, v in fields.items() if k in _COMPARED}
 
 
