@@ -303,3 +303,21 @@ def test_a_budget_written_wrong_is_one_line(tmp_path):
     assert run.stderr.strip() == (
         "mcpobs contract diff: --max-growth 'ten': give tokens (e.g. 500) or a percentage (e.g. 10%)"
     )
+
+
+def test_the_catalog_cost_benchmark_still_runs(tmp_path):
+    """A smoke run of benchmarks/catalog_cost.py (nothing here is timed): its three configurations, their ratios."""
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "catalog_cost.py"
+    out = tmp_path / "catalog_cost.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    done = subprocess.run(
+        [sys.executable, str(script), "--rounds", "1", "--listings", "2", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert set(result["ratio_to_cost_off"]) == {"cost-off", "cost-on", "cost-uncached"}
+    assert result["catalog"]["tools"] == 12
