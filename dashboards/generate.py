@@ -476,6 +476,17 @@ def rollout_dashboard() -> Dashboard:
             )
         )
         .with_panel(
+            _timeseries(
+                "Tool catalog size per release (tokens)",
+                "What each live release's tool catalog costs a model's context on every turn: its tools' names, "
+                "descriptions and input schemas, in tokens (mcpobs.catalog.size_tokens; an estimate, bytes / 4, "
+                "unless the servers count an encoding). The gate's MCPReleaseCatalogGrowth fires for a release "
+                "far above another; `mcpobs contract diff` names the tools that grew.",
+                "short",
+                _query(canary.catalog_tokens(SELECT), f"{{{{job}}}} {releases}"),
+            )
+        )
+        .with_panel(
             _table(
                 "Calls by catalog release x server release",
                 "Client tools/call rate by the release its tool listing came from (mcpobs.catalog.release) "

@@ -40,6 +40,7 @@ def test_every_rule_names_only_registry_metrics_and_labels_and_names_the_release
         "MCPReleaseBreaksClientValidation",
         "MCPReleaseStaleCatalogs",
         "MCPReleaseErrorRatio",
+        "MCPReleaseCatalogGrowth",
     }
     for rule in rules:
         metrics, labels = names_in(rule["expr"])
@@ -80,3 +81,21 @@ def test_the_gate_can_be_regenerated_with_other_windows_and_a_bad_value_says_how
     assert bad.returncode == 2 and "not a Prometheus duration; write e.g. 30s" in bad.stderr
     bad = subprocess.run([*command[:4], "--margin", "5"], capture_output=True, text=True)
     assert bad.returncode == 2 and "between 0 and 1" in bad.stderr
+
+
+def test_a_catalog_budget_adds_its_rule_and_a_bad_one_says_how_to_fix_it():
+    """Issue 53: a release whose catalog is over the team's token budget, or grew past the limit, fires."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "mcpobs", "canary-rules", "--catalog-budget", "8000", "--catalog-growth", "0.1"]
+    made = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert made == canary.render(catalog_growth=0.1, catalog_budget=8000)
+    tokens = S.prometheus_name(S.CATALOG_SIZE_TOKENS)
+    release = S.prometheus_label(S.SERVER_VERSION)
+    assert f"expr: 'max by (job, {release}) ({tokens}) > 8000'" in made
+    assert f"(min by (job) (max by (job, {release}) ({tokens})) * 1.1)'" in made
+    assert "- alert: MCPReleaseCatalogOverBudget" in made and "- alert: MCPReleaseCatalogGrowth" in made
+    assert "MCPReleaseCatalogOverBudget" not in canary.render()  # no budget unless one is set
+    bad = subprocess.run([*command[:4], "--catalog-growth", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--catalog-growth 0.0 must be a fraction above 0" in bad.stderr

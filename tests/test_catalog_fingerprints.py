@@ -173,7 +173,8 @@ async def test_a_contract_changed_in_place_gets_its_new_fingerprint_on_that_list
     values = [s.attributes[S.CATALOG_FINGERPRINT] for s in spans]
     assert values[1:] == expected
     assert len(set(values)) == 7  # every step moved it
-    assert rehashed == [["quote_7"]] * 6  # and only the changed tool was hashed again
+    # and only the changed tool was hashed again: once by the server, once by the client (issue 53's numbers)
+    assert rehashed == [["quote_7", "quote_7"]] * 6
 
 
 async def test_listings_of_a_real_server_hash_only_the_swapped_tool(mcpobs_telemetry, hashed: list[Any]):
@@ -189,7 +190,7 @@ async def test_listings_of_a_real_server_hash_only_the_swapped_tool(mcpobs_telem
         hashed.clear()
         third = await client.list_tools()
     assert unchanged == []
-    assert [t["name"] for t in hashed] == ["get_order_status"]
+    assert [t["name"] for t in hashed] == ["get_order_status"] * 2  # the server's and the client's
     spans = mcpobs_telemetry.spans_named("tools/list", SpanKind.SERVER)
     values = [s.attributes[S.CATALOG_FINGERPRINT] for s in spans]
     wire = [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in third.tools]

@@ -102,6 +102,19 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--window", default="5m", help="rate window, a Prometheus duration (default 5m)")
     gate.add_argument("--for", dest="for_", default="5m", help="how long a release must stay above (default 5m)")
     gate.add_argument("--margin", type=float, default=0.05, help="ratio above the best release (default 0.05)")
+    gate.add_argument(
+        "--catalog-growth",
+        type=float,
+        default=0.25,
+        help="fire for a release whose tool catalog (tokens) is this fraction larger than another live release's "
+        "(default 0.25)",
+    )
+    gate.add_argument(
+        "--catalog-budget",
+        type=int,
+        default=None,
+        help="also fire for a release whose catalog is over this many tokens",
+    )
     contract = command("contract")
     actions = contract.add_subparsers(dest="action", required=True, metavar="ACTION")
     snap = actions.add_parser(
@@ -116,15 +129,32 @@ def _parser() -> argparse.ArgumentParser:
     )
     compare = actions.add_parser(
         "diff",
-        help="classify each change; exit status 1 when anything breaks",
+        help="classify each change and size the catalog; exit status 1 when anything breaks, 3 when over budget",
         description="Classifies each change from OLD to NEW as breaking, additive or safe, for old clients of the "
-        "new server and new clients of an old replica. Exit status 1 when anything breaks, 2 when an argument "
-        "cannot be used.",
+        "new server and new clients of an old replica, and says what each tool that grew or shrank adds to a "
+        "model's context (bytes of its name, description and input schema as compact JSON; tokens) and the "
+        "catalog's total before and after. Exit status 0 when nothing breaks and the catalog is within its "
+        "budget, 1 when anything breaks (whatever the budget), 2 when an argument cannot be used, 3 when nothing "
+        "breaks but the catalog is over --token-budget or grew past --max-growth.",
     )
     for which in ("old", "new"):
         compare.add_argument(
             which, help=f"the {which} snapshot file, or a server (module:attribute or URL) to snapshot now"
         )
+    compare.add_argument(
+        "--token-budget", default=None, help="fail (exit 3) when the new catalog is over this many tokens"
+    )
+    compare.add_argument(
+        "--max-growth",
+        default=None,
+        help="fail (exit 3) when the catalog grew by more than this: tokens (500) or a percentage (10%%)",
+    )
+    compare.add_argument(
+        "--encoding",
+        default=None,
+        help="count tokens exactly in this encoding (cl100k_base; needs the tokens extra) instead of the "
+        "estimate (bytes / 4)",
+    )
     _replay_parser(actions)
     return parser
 
@@ -220,10 +250,10 @@ def _run(args: Any) -> int:
         from mcpobs._cli.canary import checked
         from mcpobs._cli.canary import render as render_canary
 
-        problem = checked(args.window, args.for_, args.margin)
+        problem = checked(args.window, args.for_, args.margin, args.catalog_growth, args.catalog_budget)
         if problem:
             raise CommandError(problem)
-        sys.stdout.write(render_canary(args.window, args.for_, args.margin))
+        sys.stdout.write(render_canary(args.window, args.for_, args.margin, args.catalog_growth, args.catalog_budget))
         return 0
     from mcpobs._cli import contract_diff as _contract_diff
 
@@ -245,7 +275,7 @@ def _run(args: Any) -> int:
     if args.action == "snapshot":
         print(_contract_diff.main_snapshot(args.target))
         return 0
-    text, status = _contract_diff.main_diff(args.old, args.new)
+    text, status = _contract_diff.main_diff(args.old, args.new, args.token_budget, args.max_growth, args.encoding)
     print(text)
     return status
 

@@ -44,9 +44,16 @@ __all__ = [
     "AT_SPAN_END",
     "CALLER_MISTAKE_CODES",
     "CANCEL_REASON",
+    "CATALOG_BYTES",
     "CATALOG_CACHE_SCOPE",
     "CATALOG_FINGERPRINT",
+    "CATALOG_LARGEST_BYTES",
+    "CATALOG_LARGEST_TOOL",
     "CATALOG_RELEASE",
+    "CATALOG_SIZE",
+    "CATALOG_SIZE_TOKENS",
+    "CATALOG_TOKENS",
+    "CATALOG_TOKEN_METHOD",
     "CATALOG_TOOLS",
     "CATALOG_TTL_MS",
     "CLIENT_ADDRESS",
@@ -563,7 +570,42 @@ MAX_SHAPES_PER_TOOL: Final = 128
 SHAPE_REPORT_INTERVAL: Final = 300.0
 """Seconds after which a shape's running count rides on a span again, whatever the count."""
 CATALOG_FINGERPRINT: Final = _attr("mcpobs.catalog.fingerprint", "Hash of a whole tools/list.", _M, _REQ)
-CATALOG_TOOLS: Final = _attr("mcpobs.catalog.tools", "Tools in a tools/list result.", _M, _REQ)
+CATALOG_TOOLS: Final = _attr(
+    "mcpobs.catalog.tools", "Tools in a tools/list result (a paginated listing: its pages so far).", _M, _REQ
+)
+_COST = "server and client tools/list spans"
+CATALOG_BYTES: Final = _attr(
+    "mcpobs.catalog.bytes",
+    "The catalog's size as a model receives it, exact: the sum over its tools of the UTF-8 bytes of the "
+    'compact JSON (separators "," and ":") of each tool\'s name, description and inputSchema as listed, in '
+    "that order. A paginated listing: its pages so far (the last page's is the whole catalog).",
+    _M,
+    _COST,
+)
+CATALOG_TOKENS: Final = _attr(
+    "mcpobs.catalog.tokens",
+    "The same text in tokens, by `mcpobs.catalog.token_method`: by default an estimate, each tool's bytes "
+    "(`mcpobs.catalog.bytes`) / 4 rounded up, summed (measured 10% above cl100k_base and 8% above o200k_base "
+    "on the MCP reference servers' catalogs, docs/contract.md); an exact count with the `tokens` extra and "
+    "OTEL_PYTHON_MCP_CATALOG_ENCODING=cl100k_base.",
+    _M,
+    _COST,
+)
+CATALOG_TOKEN_METHOD: Final = _attr(
+    "mcpobs.catalog.token_method",
+    "How `mcpobs.catalog.tokens` was counted: `estimate` (bytes / 4) or the encoding's name (`cl100k_base`).",
+    _M,
+    _COST + "; the catalog size metrics",
+)
+CATALOG_LARGEST_TOOL: Final = _attr(
+    "mcpobs.catalog.largest_tool",
+    "The listed name of the tool with the most bytes (the first such), cut to 128 characters.",
+    _M,
+    _COST,
+)
+CATALOG_LARGEST_BYTES: Final = _attr(
+    "mcpobs.catalog.largest_tool_bytes", "That tool's bytes, as counted for `mcpobs.catalog.bytes`.", _M, _COST
+)
 CATALOG_TTL_MS: Final = _attr("mcpobs.catalog.ttl_ms", "The cache hint the server sent.", _M, _REQ)
 CATALOG_CACHE_SCOPE: Final = _attr("mcpobs.catalog.cache_scope", "The cache scope the server sent.", _M, _REQ)
 CLIENT_NAME: Final = _attr("mcpobs.client.name", "The calling client's name, bounded.", _M, "server spans")
@@ -719,7 +761,7 @@ class SubscriptionDirection(StrEnum):
 DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 """The conventions' bucket boundaries for MCP durations, in seconds."""
 
-Instrument = Literal["histogram", "counter", "updowncounter"]
+Instrument = Literal["histogram", "counter", "updowncounter", "gauge"]
 
 
 @dataclass(frozen=True)
@@ -895,6 +937,24 @@ STALE_CALLS: Final = _metric(
     "tools/call requests made with a schema other than the one served now.",
     _M,
     (GEN_AI_TOOL_NAME, SERVER_VERSION),
+)
+
+CATALOG_SIZE: Final = _metric(
+    "mcpobs.catalog.size",
+    "gauge",
+    "By",
+    "The server's whole tool catalog as a model receives it (`mcpobs.catalog.bytes`), by release; set when a "
+    "complete listing (its last page) is served and its size changed.",
+    _M,
+    (SERVER_VERSION,),
+)
+CATALOG_SIZE_TOKENS: Final = _metric(
+    "mcpobs.catalog.size_tokens",
+    "gauge",
+    "{token}",
+    "The same catalog in tokens (`mcpobs.catalog.tokens`), by release and counting method.",
+    _M,
+    (SERVER_VERSION, CATALOG_TOKEN_METHOD),
 )
 
 

@@ -5,8 +5,9 @@ OTEL_* variables set. Two services, each in two releases:
 
 - ``stock`` 1.0.0 and 2.0.0: 2.0.0 renames ``check_stock``'s output field ``on_hand`` to ``count``
   (breaking for a client holding 1.0.0's schema);
-- ``pricing`` 1.0.0 and 1.1.0: 1.1.0 only rewords ``get_price``'s description (the schema, and
-  so every client's validation, is unchanged);
+- ``pricing`` 1.0.0 and 1.1.0: 1.1.0 only rewrites ``get_price``'s description (the schema, and
+  so every client's validation, is unchanged), at length: its catalog costs a model about twice
+  the tokens (the gate's catalog growth rule);
 - ``orders`` 1.0.0 and 1.2.0: same contract, but 1.2.0's ``open_orders`` fails (a bad migration):
   its error ratio rises while no schema changes.
 
@@ -69,7 +70,11 @@ if service == "stock":
 elif service == "orders":
     server.add_tool(open_orders)
 else:
-    description = "The price of one unit, in cents, tax included." if version == "1.1.0" else None
+    description = (
+        "The price of one unit, in cents, tax included. " + "Prices follow the list of the day; " * 8
+        if version == "1.1.0"
+        else None
+    )
     server.add_tool(get_price, name="get_price", description=description)
 
 uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")

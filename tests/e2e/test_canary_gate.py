@@ -2,14 +2,14 @@
 
 Six replicas export OTLP metrics to Prometheus (serve_release.py): ``stock`` 1.0.0 and 2.0.0
 (2.0.0 renames an output field: breaking for a client holding 1.0.0's schema), ``pricing``
-1.0.0 and 1.1.0 (a reworded description: compatible) and ``orders`` 1.0.0 and 1.2.0 (same
+1.0.0 and 1.1.0 (a rewritten description: compatible, but a catalog twice the size) and ``orders`` 1.0.0 and 1.2.0 (same
 contract, but 1.2.0's tool fails). Two hosts (rollout_hosts.py) call whatever replicas the
 "load balancer" file lists; the old one keeps the catalog it cached from 1.0.0. At first only
 the 1.0.0 replicas are listed; then the new releases join as canaries, taking half the
 traffic. The canary gate (deploy/canary-rules.yml's expressions, with a short window and
 ``for:``) must fire for stock 2.0.0 (validation, stale catalogs) and orders 1.2.0 (error
-ratio), naming each, and never for pricing 1.1.0 or a 1.0.0; the rollout dashboard's queries
-must return the compatibility matrix.
+ratio), naming each, for pricing 1.1.0 only its catalog growth, and never for a 1.0.0; the rollout
+dashboard's queries must return the compatibility matrix and each release's catalog size.
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def otel_env(prom_url: str, service: str, instance: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     return {
         **env,
-        "PYTHONPATH": str(HERE.parent),
+        # the tests' helpers, then wherever this process found mcpobs (a worktree's src/ before an editable install)
+        "PYTHONPATH": os.pathsep.join(filter(None, (str(HERE.parent), os.environ.get("PYTHONPATH")))),
         "OTEL_SERVICE_NAME": service,
         "OTEL_RESOURCE_ATTRIBUTES": f"service.instance.id={instance}",
         "OTEL_TRACES_EXPORTER": "none",  # this test reads metrics only
@@ -172,9 +173,11 @@ def test_the_gate_fires_for_a_breaking_release_naming_it_and_not_for_a_compatibl
             ("MCPReleaseBreaksClientValidation", "2.0.0", "2.0.0"),
             ("MCPReleaseStaleCatalogs", "2.0.0", "2.0.0"),
             ("MCPReleaseErrorRatio", "1.2.0", "1.2.0"),
-        }, releases  # the bad releases, named; never pricing 1.1.0, never a 1.0.0
+            ("MCPReleaseCatalogGrowth", "1.1.0", "1.1.0"),
+        }, releases  # the bad releases, named; pricing 1.1.0 only for its catalog, never a 1.0.0
         assert {a.get("job") for a in seen if a["alertname"] == "MCPReleaseStaleCatalogs"} == {"stock"}
         assert {a.get("job") for a in seen if a["alertname"] == "MCPReleaseErrorRatio"} == {"orders"}
+        assert {a.get("job") for a in seen if a["alertname"] == "MCPReleaseCatalogGrowth"} == {"pricing"}
         assert {a.get(S.prometheus_label(S.GEN_AI_TOOL_NAME)) for a in seen if "job" not in a} == {"check_stock"}
         compatible = f'sum(rate({REQUESTS}{{job="pricing", {RELEASE}="1.1.0"}}[{WINDOW}]))'
         assert float(promql(prom, compatible)[0]["value"][1]) > 0  # it did serve while the gate watched
@@ -205,6 +208,12 @@ def test_the_gate_fires_for_a_breaking_release_naming_it_and_not_for_a_compatibl
             (r["metric"][CATALOG], r["metric"][RELEASE]) for r in answers["Calls by catalog release x server release"]
         }
         assert ("1.0.0", "2.0.0") in catalogs and ("2.0.0", "2.0.0") in catalogs
+        sizes = {
+            (r["metric"]["job"], r["metric"][RELEASE]): float(r["value"][1])
+            for r in answers["Tool catalog size per release (tokens)"]
+        }
+        assert sizes[("pricing", "1.1.0")] > 1.25 * sizes[("pricing", "1.0.0")], sizes
+        assert sizes[("stock", "2.0.0")] == sizes[("stock", "1.0.0")], sizes  # an output schema is not shown
 
         summary = {
             "fired_after_s": {k: round(v, 1) for k, v in fired.items()},

@@ -23,6 +23,7 @@ from mcpobs import semconv as S
 REQUESTS = S.prometheus_name(S.SERVER_REQUESTS)
 CLIENT_REQUESTS = S.prometheus_name(S.CLIENT_REQUESTS)
 STALE = S.prometheus_name(S.STALE_CALLS)
+CATALOG_TOKENS = S.prometheus_name(S.CATALOG_SIZE_TOKENS)
 
 RELEASE = S.prometheus_label(S.SERVER_VERSION)
 CLIENT_VERSION = S.prometheus_label(S.CLIENT_VERSION)
@@ -40,6 +41,7 @@ COMPLETED = f'{OUTCOME}=~"{"|".join(sorted(o.value for o in S.LATENCY_OUTCOMES |
 DEFAULT_WINDOW = "5m"
 DEFAULT_FOR = "5m"
 DEFAULT_MARGIN = 0.05
+DEFAULT_CATALOG_GROWTH = 0.25
 
 
 def _matchers(*parts: str) -> str:
@@ -94,6 +96,23 @@ def compatibility_matrix(window: str, select: str = "") -> str:
     )
 
 
+def catalog_tokens(select: str = "") -> str:
+    """Each live release's tool catalog in tokens (`mcpobs.catalog.size_tokens`), per service."""
+    selector = f"{CATALOG_TOKENS}{{{select}}}" if select else CATALOG_TOKENS
+    return f"max by (job, {RELEASE}) ({selector})"
+
+
+def catalog_grown(growth: float, select: str = "") -> str:
+    """The releases whose catalog is more than `growth` (a fraction) larger than the smallest live release's."""
+    per_release = catalog_tokens(select)
+    return f"{per_release} > on (job) group_left () (min by (job) ({per_release}) * {1 + growth:g})"
+
+
+def catalog_over(budget: int, select: str = "") -> str:
+    """The releases whose catalog is over `budget` tokens."""
+    return f"{catalog_tokens(select)} > {budget}"
+
+
 def above_the_best_release(per_release: str, group: str, margin: float) -> str:
     """The releases whose ratio exceeds the best release's (in the same `group`) by `margin`."""
     return f"{per_release} > on ({group}) group_left () (min by ({group}) ({per_release}) + {margin})"
@@ -105,10 +124,39 @@ class Rule:
     group: str
     expr: str
     summary: str
+    alert_expr: str = ""
+    """The whole alerting expression, when it is not `expr` compared with the best release's."""
 
 
-def rules(window: str = DEFAULT_WINDOW, margin: float = DEFAULT_MARGIN) -> tuple[Rule, ...]:
-    return (
+def rules(
+    window: str = DEFAULT_WINDOW,
+    margin: float = DEFAULT_MARGIN,
+    catalog_growth: float = DEFAULT_CATALOG_GROWTH,
+    catalog_budget: int | None = None,
+) -> tuple[Rule, ...]:
+    catalog = (
+        Rule(
+            "MCPReleaseCatalogGrowth",
+            "job",
+            catalog_tokens(),
+            f"Release {{{{ $labels.{RELEASE} }}}} of {{{{ $labels.job }}}}: its tool catalog is "
+            f"{{{{ $value }}}} tokens, over {catalog_growth:.0%} more than another live release's "
+            "(`mcpobs contract diff` names the tools that grew)",
+            catalog_grown(catalog_growth),
+        ),
+    )
+    if catalog_budget is not None:
+        catalog += (
+            Rule(
+                "MCPReleaseCatalogOverBudget",
+                "job",
+                catalog_tokens(),
+                f"Release {{{{ $labels.{RELEASE} }}}} of {{{{ $labels.job }}}}: its tool catalog is "
+                f"{{{{ $value }}}} tokens, over the budget of {catalog_budget}",
+                catalog_over(catalog_budget),
+            ),
+        )
+    compared = (
         Rule(
             "MCPReleaseBreaksClientValidation",
             TOOL,
@@ -131,13 +179,24 @@ def rules(window: str = DEFAULT_WINDOW, margin: float = DEFAULT_MARGIN) -> tuple
             "{{ $value | humanizePercentage }}, above another release's",
         ),
     )
+    return compared + catalog
 
 
 _DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
 
 
-def checked(window: str, for_: str, margin: float) -> str | None:
+def checked(
+    window: str,
+    for_: str,
+    margin: float,
+    catalog_growth: float = DEFAULT_CATALOG_GROWTH,
+    catalog_budget: int | None = None,
+) -> str | None:
     """What is wrong with these settings, said so it can be fixed; None when they are usable."""
+    if not catalog_growth > 0:
+        return f"--catalog-growth {catalog_growth} must be a fraction above 0, e.g. 0.25 for a quarter more tokens"
+    if catalog_budget is not None and catalog_budget <= 0:
+        return f"--catalog-budget {catalog_budget} must be a number of tokens above 0, e.g. 8000"
     for option, value in (("--window", window), ("--for", for_)):
         if not _DURATION.match(value):
             return f"{option} {value!r} is not a Prometheus duration; write e.g. 30s, 5m or 1h30m"
@@ -150,21 +209,30 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def render(window: str = DEFAULT_WINDOW, for_: str = DEFAULT_FOR, margin: float = DEFAULT_MARGIN) -> str:
+def render(
+    window: str = DEFAULT_WINDOW,
+    for_: str = DEFAULT_FOR,
+    margin: float = DEFAULT_MARGIN,
+    catalog_growth: float = DEFAULT_CATALOG_GROWTH,
+    catalog_budget: int | None = None,
+) -> str:
+    budget = f", or is over {catalog_budget} tokens" if catalog_budget is not None else ""
     lines = [
         "# The mcpobs canary gate: during a rollout, fire for the release whose output-validation",
         "# failures, stale-catalog calls or error ratio exceed the best live release's by "
-        f"{margin:.0%} (over {window}, for {for_}).",
+        f"{margin:.0%} (over {window}, for {for_}),",
+        f"# or whose tool catalog is over {catalog_growth:.0%} larger than another live release's{budget}.",
         "# Generated from src/mcpobs/semconv.py by `python -m mcpobs canary-rules`; do not edit by hand.",
         "# Loaded by deploy/prometheus.yml (scripts/stack, docker compose); docs/production.md explains it.",
         "groups:",
         "  - name: mcpobs-canary",
         "    rules:",
     ]
-    for rule in rules(window, margin):
+    for rule in rules(window, margin, catalog_growth, catalog_budget):
+        expr = rule.alert_expr or above_the_best_release(rule.expr, rule.group, margin)
         lines += [
             f"      - alert: {rule.alert}",
-            f"        expr: {_quoted(above_the_best_release(rule.expr, rule.group, margin))}",
+            f"        expr: {_quoted(expr)}",
             f"        for: {for_}",
             "        labels:",
             "          severity: page",

@@ -36,9 +36,11 @@ import traceback
 from typing import Any, cast
 
 from mcpobs._cli import CommandError
+from mcpobs._cli.contract_cost import costed
 from mcpobs._cli.render import printable
 from mcpobs._core.contract import contract_fingerprint, schema_fingerprint, wire_tool
 
+_MAX_PAGES = 1000
 BUDGET_S = 60.0
 """How long importing a candidate and listing its tools may take."""
 QUIET = {
@@ -105,13 +107,20 @@ async def snapshot(target: Any) -> dict[str, Any]:
     from mcp import Client
 
     source: Any = loaded(target) if isinstance(target, str) and "://" not in target else target
+    listed: list[Any] = []
     async with Client(source) as client:
-        listing = await client.list_tools()
-    tools = [wire_tool(t) for t in listing.tools]
+        cursor = None
+        for _ in range(_MAX_PAGES):  # a paginated listing: every page
+            listing = await client.list_tools(cursor=cursor)
+            listed.extend(listing.tools)
+            cursor = listing.next_cursor
+            if cursor is None:
+                break
+    tools = [wire_tool(t) for t in listed]
     for tool in tools:
         tool["schemaFingerprint"] = schema_fingerprint(tool.get("inputSchema"), tool.get("outputSchema"))
         tool["contractFingerprint"] = contract_fingerprint(tool)
-    return {"tools": tools}
+    return costed(tools)
 
 
 def built(module: Any, attribute: str) -> Any:

@@ -24,11 +24,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from mcpobs._cli import CommandError, candidate, schemas
+from mcpobs._cli import CommandError, candidate, contract_cost, schemas
 from mcpobs._cli.candidate import check_target, reason, snapshot
+from mcpobs._cli.contract_cost import OVER_BUDGET, parse_budget
 from mcpobs._cli.render import printable
 from mcpobs._cli.schemas import Verdict
 from mcpobs._cli.stores.reading import MAX_BYTES, within
+from mcpobs._core import cost
 
 _ORDER = {"breaking": 0, "additive": 1, "safe": 2}
 _NAME_SHOWN = 200
@@ -97,11 +99,24 @@ def main_snapshot(target: str) -> str:
     return json.dumps(_snapshot_of(target), indent=2, sort_keys=True)
 
 
-def main_diff(old: str, new: str) -> tuple[str, int]:
-    """`old` and `new` are snapshot files, or (for a snapshot taken now) a module:attribute or a URL."""
-    changes = diff(_bounded(_read(old), old), _bounded(_read(new), new))
+def main_diff(
+    old: str, new: str, token_budget: str | None = None, max_growth: str | None = None, encoding: str | None = None
+) -> tuple[str, int]:
+    """`old` and `new` are snapshot files, or (for a snapshot taken now) a module:attribute or a URL.
+
+    Exit status: 1 when anything breaks, else `OVER_BUDGET` when the catalog is over its budget, else 0.
+    """
+    budget = parse_budget(token_budget, max_growth)
+    try:
+        counter = cost.counter(encoding)
+    except cost.EncodingUnavailable as exc:
+        raise CommandError(f"--encoding: {exc}") from None
+    before, after = _bounded(_read(old), old), _bounded(_read(new), new)
+    changes = diff(before, after)
+    sized = contract_cost.report(before, after, counter, budget)
     lines = [str(c) for c in changes] or ["no changes"]
-    return "\n".join(lines), 1 if any(c.verdict == "breaking" for c in changes) else 0
+    status = 1 if any(c.verdict == "breaking" for c in changes) else OVER_BUDGET if sized.over_budget else 0
+    return "\n".join(lines + sized.lines), status
 
 
 def _bounded(snapshot: Mapping[str, Any], argument: str) -> Mapping[str, Any]:

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Protocol, cast
 from opentelemetry.trace import Span
 
 from mcpobs import semconv as S
-from mcpobs._client import catalog, classify, memory, release
+from mcpobs._client import catalog, catalog_size, classify, memory, release
 from mcpobs._client.names import ClientNames, listed
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outbound as _outbound
@@ -92,6 +92,7 @@ class ClientCall:
         "awaiting_send",
         "cls",
         "context",
+        "cursor",
         "description",
         "elapsed",
         "extra",
@@ -143,6 +144,8 @@ class ClientCall:
         """The tool name sent before the session listed it (tools/call only): see `_name_late`."""
         self.asked: tuple[object, object] | None = None
         """(name, arguments) a tools/call or prompts/get asked for: what a failure is judged by."""
+        self.cursor: object = None
+        """The cursor a tools/list asked with: which listing its page continues."""
         self.verdict_asked = False
         """mcpobs asked the server for its verdict on this tools/call: taken out of the result (`_core/verdict.py`)."""
 
@@ -173,6 +176,11 @@ class ClientCall:
                 span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
             elif self.method == "tools/list":
                 memory.remember_listing(self.session, result)
+                if span.is_recording():
+                    sized = catalog_size.listed(
+                        self.session, result, self.cursor, self.recorder.telemetry.catalog_tokens
+                    )
+                    self.extra = {**self.extra, **sized} if self.extra else sized
             elif self.method == "prompts/list":
                 memory.remember_prompts(self.session, result)
             elif self.method in S.HANDSHAKE_METHODS and span.is_recording():

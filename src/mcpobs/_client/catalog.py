@@ -36,9 +36,11 @@ MAX_TOTAL = 16384
 class ServerCatalog:
     """One server's tools (name -> listed input schema) and prompts (name -> required arguments)."""
 
-    __slots__ = ("__weakref__", "prompts", "prompts_complete", "tools", "tools_complete")
+    __slots__ = ("__weakref__", "prompts", "prompts_complete", "sizes", "tools", "tools_complete")
 
     def __init__(self) -> None:
+        self.sizes: Any = None
+        """Its listings' fingerprints and costs (`catalog_size.ListingSizes`), made on the first."""
         self.tools: dict[str, object] = {}
         self.prompts: dict[str, frozenset[str]] = {}
         self.tools_complete = False

@@ -105,6 +105,8 @@ class ClientSpans:
         if raw is not None and known in _ASKING:
             # `call_tool` (most tool calls) passes no request and sets the arguments itself
             call.asked = (raw, None if request is None else _arguments(request))
+        if known == "tools/list" and params:
+            call.cursor = params.get("cursor")
         if known == "tools/call" and remembered is not None and remembered.listing:
             call.fingerprints = memory.fingerprints(remembered, raw)
         return call

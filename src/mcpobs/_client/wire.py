@@ -79,7 +79,7 @@ def params_of(request: Any) -> dict[str, Any] | None:
     if isinstance(params, Mapping):
         return dict(cast("Mapping[str, Any]", params))
     found: dict[str, Any] = {}
-    for field, key in (("name", "name"), ("uri", "uri"), ("protocol_version", "protocolVersion")):
+    for field, key in (("name", "name"), ("uri", "uri"), ("protocol_version", "protocolVersion"), ("cursor", "cursor")):
         value = getattr(params, field, None)
         if value is not None:
             found[key] = value

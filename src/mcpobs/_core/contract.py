@@ -202,3 +202,7 @@ class FingerprintCache:
         )
         put(self._cache, key, found, _MAX_TOOLS, self._known)  # tools come and go: bounded by the catalog
         return found[1], found[2]
+
+
+exact_copy = _snapshot
+"""A copy of a JSON value that `==` (held on the left) tells apart from any other JSON value."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, cast
 
 from opentelemetry import metrics, trace
@@ -11,7 +12,8 @@ from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind
 from mcpobs import semconv
 from mcpobs._core import otel_releases
 from mcpobs._core.config import Settings
-from mcpobs._core.guard import report
+from mcpobs._core.cost import configured_counter
+from mcpobs._core.guard import logger, report
 from mcpobs._core.privacy import Privacy
 from mcpobs._core.tally import Tally, tally
 from mcpobs._core.text import clean
@@ -28,6 +30,8 @@ def _instrument(meter: metrics.Meter, spec: semconv.MetricSpec) -> Any:
         )
     if spec.instrument == "counter":
         return tally(meter, spec)
+    if spec.instrument == "gauge":
+        return meter.create_gauge(spec.name, unit=spec.unit, description=spec.brief)
     return meter.create_up_down_counter(spec.name, unit=spec.unit, description=spec.brief)
 
 
@@ -65,6 +69,12 @@ class Telemetry:
         self.subscription_streams: UpDownCounter = _instrument(meter, semconv.SUBSCRIPTION_STREAMS)
         self.subscription_events: Tally = _instrument(meter, semconv.SUBSCRIPTION_EVENTS)
         self.stale_calls: Tally = _instrument(meter, semconv.STALE_CALLS)
+        self.catalog_size: Any = _instrument(meter, semconv.CATALOG_SIZE)
+        self.catalog_size_tokens: Any = _instrument(meter, semconv.CATALOG_SIZE_TOKENS)
+        self.catalog_tokens, problem = configured_counter(os.environ)
+        """How listings' tokens are counted (`_core/cost.py`): the estimate unless the environment names an encoding."""
+        if problem:
+            logger.warning("mcpobs: %s", problem)
 
     def providers(self) -> list[Any]:
         """The providers this instrumentation records to (given, or the global ones now)."""

@@ -79,7 +79,7 @@ class ServerMiddleware:
         self.contract = ToolContract(telemetry, self.names, self._labels.constant)
         self.corpus = self.contract.corpus
         """The shapes of tool calls, when `record_shapes` asks for them."""
-        self._after = ReplyAttributes(telemetry, self.names).by_method
+        self._after = ReplyAttributes(telemetry, self.names, self._labels.constant).by_method
         """What a successful reply adds to its span, by method."""
         _service_version.adopt(getattr(server, "version", None))  # the resource's, when mcpobs configured it
         self._excluded = telemetry.settings.excluded_methods

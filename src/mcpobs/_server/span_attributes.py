@@ -19,6 +19,7 @@ from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import identity as _identity
 from mcpobs._server import sessions as _sessions
 from mcpobs._server.call import Call
+from mcpobs._server.catalog_size import CatalogSize
 
 
 def request_attributes(
@@ -80,10 +81,11 @@ After = Callable[[Call, Any, Any], "dict[str, Any] | None"]
 class ReplyAttributes:
     """What a successful reply adds to its span, by method (`by_method`)."""
 
-    def __init__(self, telemetry: Telemetry, names: ServerNames) -> None:
+    def __init__(self, telemetry: Telemetry, names: ServerNames, releases: Mapping[str, Any]) -> None:
         self.telemetry = telemetry
         self.names = names
         self.catalogs = CatalogFingerprints()
+        self.catalog_size = CatalogSize(telemetry, releases)
         self.by_method: dict[str, After] = {
             "tools/call": self.tools_call,
             "tools/list": self.tools_list,
@@ -102,10 +104,12 @@ class ReplyAttributes:
             return None
         reply = cast("dict[str, object]", result)
         tools = reply.get("tools")
-        if not isinstance(tools, list) or not call.span.is_recording():
+        if not isinstance(tools, list):  # the size metric is set unsampled too
             return None
         listed = cast("list[Mapping[str, Any]]", tools)
-        attrs: dict[str, Any] = {S.CATALOG_FINGERPRINT: self.catalogs.of(listed), S.CATALOG_TOOLS: len(listed)}
+        fingerprint = self.catalogs.of(listed)
+        attrs: dict[str, Any] = {S.CATALOG_FINGERPRINT: fingerprint}
+        attrs.update(self.catalog_size.listed(fingerprint, listed, ctx.params, reply))
         if isinstance(ttl := reply.get("ttlMs"), int):
             attrs[S.CATALOG_TTL_MS] = ttl
         if isinstance(scope := reply.get("cacheScope"), str):

@@ -51,7 +51,7 @@ def _params(root: Any) -> dict[str, Any] | None:
     if isinstance(params, Mapping):
         return dict(cast("Mapping[str, Any]", params))
     found: dict[str, Any] = {}
-    for key in ("name", "uri", "protocolVersion"):
+    for key in ("name", "uri", "protocolVersion", "cursor"):
         value = getattr(params, key, None)
         if value is not None:
             found[key] = value if isinstance(value, str) else str(value)  # a 1.x `uri` is an `AnyUrl`
