@@ -22,7 +22,7 @@ from mcpobs._cli import CommandError
 from mcpobs._cli.render import printable
 from mcpobs._core import cost
 
-_NAME_SHOWN = 200
+NAME_SHOWN = 200
 """As `contract diff`'s change lines show a tool's name: escaped, and at most this long."""
 
 OVER_BUDGET = 3
@@ -106,7 +106,7 @@ def report(
         delta = tokens_now - tokens_was
         growth[name] = delta
         verb = "grew" if delta > 0 or (delta == 0 and sum(fields_now.values()) > sum(fields_was.values())) else "shrank"
-        lines.append(f"{verb}: {printable(name, _NAME_SHOWN)}: {', '.join(parts)}, {_tokens(delta, counter, True)}")
+        lines.append(f"{verb}: {printable(name, NAME_SHOWN)}: {', '.join(parts)}, {_tokens(delta, counter, True)}")
     total_was, total_now = _total(before.values(), counter), _total(after.values(), counter)
     if total_was == total_now and len(before) == len(after):
         lines.append(
@@ -129,7 +129,7 @@ def _total(tools: Any, counter: cost.TokenCounter) -> tuple[int, int]:
 
 def _verdicts(was: int, now: int, growth: Mapping[str, int], counter: cost.TokenCounter, budget: Budget) -> list[str]:
     grown = [name for name, delta in sorted(growth.items(), key=lambda kv: (-kv[1], kv[0])) if delta > 0]
-    named = ", ".join(f"{printable(name, _NAME_SHOWN)} {_n(growth[name], True)}" for name in grown) or "no tool grew"
+    named = ", ".join(f"{printable(name, NAME_SHOWN)} {_n(growth[name], True)}" for name in grown) or "no tool grew"
     found: list[str] = []
     if budget.tokens is not None and now > budget.tokens:
         found.append(

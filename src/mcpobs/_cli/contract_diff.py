@@ -26,14 +26,13 @@ from typing import Any, cast
 
 from mcpobs._cli import CommandError, candidate, contract_cost, schemas
 from mcpobs._cli.candidate import check_target, reason, snapshot
-from mcpobs._cli.contract_cost import OVER_BUDGET, parse_budget
+from mcpobs._cli.contract_cost import NAME_SHOWN, OVER_BUDGET, parse_budget
 from mcpobs._cli.render import printable
 from mcpobs._cli.schemas import Verdict
 from mcpobs._cli.stores.reading import MAX_BYTES, within
 from mcpobs._core import cost
 
 _ORDER = {"breaking": 0, "additive": 1, "safe": 2}
-_NAME_SHOWN = 200
 _WHAT_SHOWN = 600
 MAX_SNAPSHOT_DEPTH = 64
 """How deeply a snapshot may nest (its tools' schemas at most 30 levels of properties): deeper is
@@ -49,7 +48,7 @@ class Change:
     def __str__(self) -> str:
         # The tool's name and the fields in `what` are what a server wrote: escaped, so a name
         # cannot clear the terminal, forge a verdict line or reorder what is shown.
-        return f"{self.verdict}: {printable(self.tool, _NAME_SHOWN)}: {printable(self.what, _WHAT_SHOWN)}"
+        return f"{self.verdict}: {printable(self.tool, NAME_SHOWN)}: {printable(self.what, _WHAT_SHOWN)}"
 
 
 # -- diff ------------------------------------------------------------------------------------
