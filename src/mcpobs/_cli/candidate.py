@@ -49,6 +49,8 @@ QUIET = {
 }
 """The child's OpenTelemetry settings (every ``OTEL_EXPORTER_*`` variable is dropped besides)."""
 GUARD = 'if __name__ == "__main__":'
+CLOSED_BY = "inputSchemasClosedBy"
+"""A snapshot's key naming the framework that closed every input schema (`listing.closes_inputs`)."""
 
 
 def listed(target: str) -> dict[str, Any]:
@@ -102,16 +104,15 @@ def _answer(out: bytes) -> dict[str, Any] | None:
 async def snapshot(target: Any) -> dict[str, Any]:
     """The tools a server offers: `target` is a URL, a server, or `module:attribute` naming one (imported
     here: the command line lists a module's server in a child process, `listed`)."""
-    from mcp import Client
+    from mcpobs._cli.listing import closes_inputs, list_tools
 
     source: Any = loaded(target) if isinstance(target, str) and "://" not in target else target
-    async with Client(source) as client:
-        listing = await client.list_tools()
-    tools = [wire_tool(t) for t in listing.tools]
+    tools = [wire_tool(t) for t in await list_tools(source)]
     for tool in tools:
         tool["schemaFingerprint"] = schema_fingerprint(tool.get("inputSchema"), tool.get("outputSchema"))
         tool["contractFingerprint"] = contract_fingerprint(tool)
-    return {"tools": tools}
+    closed_by = closes_inputs(source)
+    return {"tools": tools} | ({CLOSED_BY: closed_by} if closed_by else {})
 
 
 def built(module: Any, attribute: str) -> Any:
