@@ -45,7 +45,7 @@ class ServerCatalog:
 
     def __init__(self) -> None:
         self.tools: dict[str, object] = {}
-        self.listed: dict[str, object] = {}
+        self.listed: dict[str, Any] = {}
         """name -> the tool as last listed, or its fingerprints once called (`memory.fingerprints`);
         the same names as `tools`, so within the same bounds."""
         self.release: str | None = None
