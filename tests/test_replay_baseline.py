@@ -125,3 +125,29 @@ async def test_a_recording_without_outcomes_is_judged_by_its_schema_and_says_so(
     assert status == 0, out + err
     assert "note: 3 argument shapes recorded without the call's outcome" in out
     assert "2 refused by the candidate too" in out
+
+
+async def test_a_fastmcp4_release_is_listed_and_its_closed_schemas_take_an_optional_argument_as_additive():
+    """FastMCP 4 (on mcp 2.x) is listed through its own client (mcp.Client cannot take it), and, as
+    FastMCP 3, writes `additionalProperties: false` into every input schema: an added optional argument
+    is additive as the clients see it, an added required one breaking."""
+    import fastmcp
+
+    from mcpobs._cli.candidate import snapshot
+    from mcpobs._cli.contract_diff import diff
+
+    def release(extra: str) -> fastmcp.FastMCP:
+        server = fastmcp.FastMCP("shop", version="1.0.0")
+        namespace: dict[str, object] = {}
+        exec(f"def get_order_status(order_id: str{extra}) -> str:\n    return 'unknown'\n", namespace)
+        server.tool(namespace["get_order_status"])
+        return server
+
+    old, optional, required = [
+        await snapshot(release(extra)) for extra in ("", ", region: str = 'eu'", ", region: str")
+    ]
+    assert old["inputSchemasClosedBy"].startswith("FastMCP 4.")
+    assert old["tools"][0]["inputSchema"]["additionalProperties"] is False
+    (added,) = diff(old, optional)
+    assert (added.verdict, added.what.split(" (")[0]) == ("additive", "input region: added")
+    assert [(c.verdict, c.what) for c in diff(old, required)] == [("breaking", "input region: new required input")]

@@ -1,9 +1,10 @@
 """The tools a server lists, on either SDK line: what `contract snapshot` records.
 
-mcp 2.x lists through `mcp.Client`, which takes a URL or a server object. mcp 1.x (1.24 to 1.30)
-has no `Client`: a URL is listed over a streamable-HTTP `ClientSession`; a standalone FastMCP (3.x)
-server through `fastmcp.Client`, which starts its lifespan as serving would; a lowlevel `Server` or
-a FastMCP 1 server through the SDK's in-memory session. All pages of the listing are read.
+A standalone FastMCP server (3.x on mcp 1.x, 4.x on 2.x) is listed through `fastmcp.Client`, which
+starts its lifespan as serving would. Otherwise mcp 2.x lists through `mcp.Client`, which takes a
+URL or a server object; mcp 1.x (1.24 to 1.30) has no `Client`: a URL is listed over a
+streamable-HTTP `ClientSession`, a lowlevel `Server` or a FastMCP 1 server through the SDK's
+in-memory session, all pages of the listing read.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ MAX_PAGES = 1000
 
 async def list_tools(source: Any) -> list[Any]:
     """The tools `source` (a URL or a server object) lists, as the SDK's `Tool` models."""
+    fastmcp = sys.modules.get("fastmcp")
+    if fastmcp is not None and isinstance(source, fastmcp.FastMCP):  # FastMCP 3 or 4: its lifespan runs
+        async with fastmcp.Client(source) as client:
+            return await _pages(client.session) if LINE == 1 else list(await client.list_tools())
     if LINE == 2:
         from mcp import Client
 
@@ -39,10 +44,6 @@ async def _list_tools_sdk1(source: Any) -> list[Any]:
         ):
             await session.initialize()  # pyright: ignore[reportUnknownMemberType]
             return await _pages(session)
-    fastmcp = sys.modules.get("fastmcp")
-    if fastmcp is not None and isinstance(source, fastmcp.FastMCP):
-        async with fastmcp.Client(source) as client:
-            return await _pages(client.session)
     from mcp.shared.memory import create_connected_server_and_client_session  # pyright: ignore
 
     async with create_connected_server_and_client_session(source) as session:  # pyright: ignore
@@ -63,10 +64,10 @@ async def _pages(session: Any) -> list[Any]:
 
 def closes_inputs(source: Any) -> str | None:
     """The framework that writes `additionalProperties: false` into every tool's input schema of `source`,
-    as "FastMCP 3.4.11", or None: standalone FastMCP 3 does, whatever the tool says. Only a server object
+    as "FastMCP 3.4.11", or None: standalone FastMCP 3 and 4 do, whatever the tool says. Only a server object
     tells; a URL does not say which framework serves it."""
     fastmcp = sys.modules.get("fastmcp")
     if fastmcp is None or isinstance(source, str) or not isinstance(source, fastmcp.FastMCP):
         return None
     version = str(getattr(fastmcp, "__version__", ""))
-    return f"FastMCP {version}" if version.startswith("3.") else None
+    return f"FastMCP {version}" if version.startswith(("3.", "4.")) else None

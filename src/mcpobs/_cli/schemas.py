@@ -114,7 +114,7 @@ def walk(
     changes were seen above), and no walk goes deeper than `MAX_DEPTH` levels.
 
     `closed_by`: the framework that wrote `additionalProperties: false` into every input schema of the
-    old release (FastMCP 3 does), so that no tool chose it: a new optional input is then additive as
+    old release (FastMCP 3 and 4 do), so that no tool chose it: a new optional input is then additive as
     the clients see it, its line saying that old replicas refuse it until the rollout ends."""
     refs = (_ref(old), _ref(new))
     if refs != (None, None):
