@@ -309,7 +309,7 @@ async def test_replay_from_an_otlp_json_file_gives_the_verdicts_and_exit_statuse
         assert line in done.stdout, done.stdout
         assert "1 would fail" in done.stdout
     closed = (await replay("corpus_release:closed", "--from", str(otlp))).stdout
-    assert "clients support-host/2.0.0; e.g. trace " in closed  # only the new release sends `note`
+    assert "clients support-host/2.0.0; e.g. trace" in closed  # only the new release sends `note`
     missing = await replay("corpus_release:compatible", "--from", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
     empty = tmp_path / "empty.json"

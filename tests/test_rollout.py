@@ -214,3 +214,35 @@ def test_the_autoconfigured_resource_takes_the_servers_release_unless_the_applic
     stated = run_app({**CONSOLE, "OTEL_RESOURCE_ATTRIBUTES": f"{S.SERVICE_VERSION}=2026.12.1"})
     span = stated.server_span("tools/call audited_refund")
     assert span["resource"]["attributes"][S.SERVICE_VERSION] == "2026.12.1"  # the application's own wins
+
+
+@pytest.mark.parametrize("transport", ["auto", "http-legacy"])
+async def test_a_session_per_call_carries_the_catalog_another_session_listed(mcpobs_telemetry, transport):
+    """A host that lists in one session and calls in the next (langchain-mcp-adapters' default opens a
+    session per call): the call still carries the schema fingerprint and catalog release learned for
+    that server, with no extra request on the wire (issue 52)."""
+    from contextlib import ExitStack
+
+    from transports import serve_http
+
+    server = replica("1.4.0")
+    with ExitStack() as stack:
+        target: Any = server
+        if transport == "http-legacy":
+            target = stack.enter_context(serve_http(server.streamable_http_app())) + "/mcp"
+        mode = "legacy" if transport == "http-legacy" else "auto"
+        async with Client(target, mode=mode) as lister:
+            await lister.list_tools()
+        for _ in range(2):
+            async with Client(target, mode=mode) as caller:
+                await caller.call_tool("check_stock", {"sku": "KG-1"})
+    (served, *_) = mcpobs_telemetry.spans_named("tools/call check_stock", SpanKind.SERVER)
+    calls = mcpobs_telemetry.spans_named("tools/call check_stock", SpanKind.CLIENT)
+    assert len(calls) == 2
+    for call in calls:
+        assert call.attributes[S.TOOL_SCHEMA_FINGERPRINT] == served.attributes[S.TOOL_SCHEMA_FINGERPRINT]
+        assert call.attributes[S.CATALOG_RELEASE] == "1.4.0"
+    # The fingerprint the callers held went to the server with the call: the server sees it is current.
+    assert not any(
+        s.attributes.get(S.TOOL_SCHEMA_STALE) for s in mcpobs_telemetry.spans_named("tools/call check_stock")
+    )

@@ -184,3 +184,37 @@ async def test_one_span_per_request_replacing_the_sdk_middleware(mcpobs_telemetr
     assert {s.instrumentation_scope.name for s in mcpobs_telemetry.spans()} == {"mcpobs"}
     scope = mcpobs_telemetry.spans()[0].instrumentation_scope
     assert scope.schema_url == S.SCHEMA_URL and scope.version
+
+
+async def test_a_lowlevel_handler_refusing_an_unlisted_name_with_32602_is_discovery_on_both_sides(mcpobs_telemetry):
+    """The MCP organisation's reference servers (a lowlevel `Server`) answer a tool they do not have with
+    -32602 "Unknown tool". The server's own listing lacks the name: the name is the caller's mistake
+    (discovery), not its arguments, on the server as on the client (issue 52)."""
+    import mcp_types as types
+    from mcp import Client
+    from mcp.server.lowlevel.server import Server
+
+    tool = types.Tool(
+        name="git_status", input_schema={"type": "object", "properties": {"repo_path": {"type": "string"}}}
+    )
+
+    async def list_tools(ctx, params):
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx, params):
+        if params.name != "git_status":
+            raise MCPError(-32602, f"Unknown tool: {params.name}")
+        return types.CallToolResult(content=[types.TextContent(type="text", text="clean")])
+
+    server = Server("git", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with Client(server) as client:
+        await client.list_tools()
+        with pytest.raises(MCPError):
+            await client.call_tool("git_push", {"repo_path": "."})
+    spans = mcpobs_telemetry.spans_named("tools/call")
+    assert sorted((s.kind.name, s.attributes[S.OUTCOME], s.attributes[S.FAILURE_BOUNDARY]) for s in spans) == [
+        ("CLIENT", "client_error", "discovery"),
+        ("SERVER", "client_error", "discovery"),
+    ]
+    (server_span,) = [s for s in spans if s.kind is SpanKind.SERVER]
+    assert server_span.attributes[S.RPC_RESPONSE_STATUS_CODE] == "-32602"

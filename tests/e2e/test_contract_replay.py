@@ -40,11 +40,11 @@ SERVICE = "corpus-stock"
 CLIENTS = "corpus-host"
 WANTED = {
     "required": "fail: check_stock: unit: required by the candidate; callers omit it ({n} calls; clients "
-    "support-host/1.0.0, support-host/2.0.0; e.g. trace ",
+    "support-host/1.0.0, support-host/2.0.0; e.g. trace",
     "dropped_enum": 'fail: check_stock: unit: enum member "pallet" is gone; callers send it ({n} calls; clients '
-    "support-host/1.0.0; e.g. trace ",
+    "support-host/1.0.0; e.g. trace",
     "closed": "fail: check_stock: note: callers send it; the candidate forbids additional properties ({n} calls; "
-    "clients support-host/2.0.0; e.g. trace ",
+    "clients support-host/2.0.0; e.g. trace",
 }
 
 

@@ -40,7 +40,6 @@ from mcpobs._cli.contract_cost import costed
 from mcpobs._cli.render import printable
 from mcpobs._core.contract import contract_fingerprint, schema_fingerprint, wire_tool
 
-_MAX_PAGES = 1000
 BUDGET_S = 60.0
 """How long importing a candidate and listing its tools may take."""
 QUIET = {
@@ -51,6 +50,8 @@ QUIET = {
 }
 """The child's OpenTelemetry settings (every ``OTEL_EXPORTER_*`` variable is dropped besides)."""
 GUARD = 'if __name__ == "__main__":'
+CLOSED_BY = "inputSchemasClosedBy"
+"""A snapshot's key naming the framework that closed every input schema (`listing.closes_inputs`)."""
 
 
 def listed(target: str) -> dict[str, Any]:
@@ -104,23 +105,15 @@ def _answer(out: bytes) -> dict[str, Any] | None:
 async def snapshot(target: Any) -> dict[str, Any]:
     """The tools a server offers: `target` is a URL, a server, or `module:attribute` naming one (imported
     here: the command line lists a module's server in a child process, `listed`)."""
-    from mcp import Client
+    from mcpobs._cli.listing import closes_inputs, list_tools
 
     source: Any = loaded(target) if isinstance(target, str) and "://" not in target else target
-    listed: list[Any] = []
-    async with Client(source) as client:
-        cursor = None
-        for _ in range(_MAX_PAGES):  # a paginated listing: every page
-            listing = await client.list_tools(cursor=cursor)
-            listed.extend(listing.tools)
-            cursor = listing.next_cursor
-            if cursor is None:
-                break
-    tools = [wire_tool(t) for t in listed]
+    tools = [wire_tool(t) for t in await list_tools(source)]
     for tool in tools:
         tool["schemaFingerprint"] = schema_fingerprint(tool.get("inputSchema"), tool.get("outputSchema"))
         tool["contractFingerprint"] = contract_fingerprint(tool)
-    return costed(tools)
+    closed_by = closes_inputs(source)
+    return costed(tools) | ({CLOSED_BY: closed_by} if closed_by else {})
 
 
 def built(module: Any, attribute: str) -> Any:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from mcpobs._cli import CommandError, candidate, contract_cost, schemas
-from mcpobs._cli.candidate import check_target, reason, snapshot
+from mcpobs._cli.candidate import CLOSED_BY, check_target, reason, snapshot
 from mcpobs._cli.contract_cost import NAME_SHOWN, OVER_BUDGET, parse_budget
 from mcpobs._cli.render import printable
 from mcpobs._cli.schemas import Verdict
@@ -63,12 +63,15 @@ def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
         changes.append(Change("breaking", name, "tool removed"))
     for name in new_tools.keys() - old_tools.keys():
         changes.append(Change("additive", name, "tool added"))
+    closed_by = old.get(CLOSED_BY) if isinstance(old.get(CLOSED_BY), str) else None
     for name in old_tools.keys() & new_tools.keys():
-        changes.extend(_tool_changes(name, old_tools[name], new_tools[name]))
+        changes.extend(_tool_changes(name, old_tools[name], new_tools[name], closed_by))
     return sorted(changes, key=lambda c: (_ORDER[c.verdict], c.tool, c.what))
 
 
-def _tool_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
+def _tool_changes(
+    name: str, old: Mapping[str, Any], new: Mapping[str, Any], closed_by: str | None = None
+) -> Iterator[Change]:
     for key in ("inputSchema", "outputSchema"):
         for schema in (old.get(key), new.get(key)):
             problem = schemas.problem(schema)
@@ -87,7 +90,7 @@ def _tool_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
             continue
         yield from (
             Change(v, name, f"{direction} {what}")
-            for v, what in schemas.walk(direction, "", before, after, before, after)  # type: ignore[arg-type]
+            for v, what in schemas.walk(direction, "", before, after, before, after, closed_by=closed_by)  # type: ignore[arg-type]
         )
 
 

@@ -21,6 +21,14 @@ from mcpobs._cli.stores.jaeger import Jaeger
 from mcpobs._cli.stores.otlp_files import file_spans
 from mcpobs._cli.stores.reading import integer, loads
 from mcpobs._core.contract import schema_fingerprint
+from mcpobs.semconv import Boundary, Outcome
+
+EXAMPLES = 3
+"""Example traces kept per shape (and shown per verdict line)."""
+REFUSED_AT = frozenset({Boundary.ARGUMENTS.value, Boundary.DISCOVERY.value})
+"""Where a `client_error` means the server refused the call's arguments or tool: the call never ran."""
+UNSAID = frozenset({"?", Outcome.CANCELLED.value})
+"""Outcomes that do not say whether the arguments were accepted."""
 
 SHAPE_IDS = frozenset({S.TOOL_ARGUMENTS_SHAPE_ID, S.TOOL_RESULT_SHAPE_ID})
 """A span carrying one of these is a tool call with its shapes recorded."""
@@ -42,11 +50,35 @@ class Shape:
     models: set[str] = field(default_factory=set[str])
     outcomes: dict[str, int] = field(default_factory=dict[str, int])
     trace_id: str | None = None
+    accepted: int = 0
+    """Spans of this shape the server took past its argument check (any outcome but a refusal of them)."""
+    rejected: int = 0
+    """Spans whose arguments or tool the server refused (`client_error` at `arguments` or `discovery`)."""
+    accepted_traces: list[str] = field(default_factory=list[str])
+    """Up to `EXAMPLES` traces of accepted calls: the examples a verdict about them names."""
+    accepted_clients: set[str] = field(default_factory=set[str])
 
     @property
     def calls(self) -> int:
         """Calls behind this shape: the running counts the processes reported, or the spans found if more."""
         return max(self.spans, sum(self.counts.values()))
+
+    @property
+    def today(self) -> str | None:
+        """What the running release did with this shape, from the outcomes recorded with it: "accepted" when
+        any call of it got past the argument check, "rejected" when every one that said was refused,
+        None when none said (spans recorded before mcpobs wrote outcomes with shapes)."""
+        if self.accepted:
+            return "accepted"
+        return "rejected" if self.rejected else None
+
+    @property
+    def accepted_calls(self) -> int:
+        """The calls behind this shape that got past the argument check: all of them unless some were refused
+        (a value a shape does not hold, such as a pattern, decided it), then the accepted share of the count."""
+        if not self.rejected:
+            return self.calls
+        return max(self.accepted, round(self.calls * self.accepted / (self.accepted + self.rejected)))
 
 
 @dataclass
@@ -81,6 +113,7 @@ class Corpus:
         client = "/".join(str(attrs[k]) for k in (S.CLIENT_NAME, S.CLIENT_VERSION) if k in attrs) or "?"
         model = attrs.get(S.GEN_AI_RESPONSE_MODEL) or attrs.get(S.GEN_AI_REQUEST_MODEL)
         outcome = str(attrs.get(S.OUTCOME, "?"))
+        refused = outcome == Outcome.CLIENT_ERROR.value and attrs.get(S.FAILURE_BOUNDARY) in REFUSED_AT
         recorder = attrs.get(S.TOOL_SHAPE_RECORDER)
         counted = False
         for direction, ident_key, definition_key, count_key in (
@@ -102,6 +135,13 @@ class Corpus:
             shape.outcomes[outcome] = shape.outcomes.get(outcome, 0) + 1
             if shape.trace_id is None and trace_id:
                 shape.trace_id = trace_id
+            if refused:
+                shape.rejected += 1
+            elif outcome not in UNSAID:
+                shape.accepted += 1
+                shape.accepted_clients.add(client)
+                if trace_id and len(shape.accepted_traces) < EXAMPLES and trace_id not in shape.accepted_traces:
+                    shape.accepted_traces.append(trace_id)
             if shape.definition is None and isinstance(text := attrs.get(definition_key), str):
                 shape.definition = _shape(loads(text))
             count = integer(attrs.get(count_key))
@@ -141,6 +181,7 @@ class Corpus:
                     "clients": sorted(s.clients),
                     "models": sorted(s.models),
                     "outcomes": s.outcomes,
+                    "today": s.today,
                     "example_trace_id": s.trace_id,
                 }
                 for s in sorted(self.shapes.values(), key=lambda s: (s.tool, s.fingerprint, s.direction, -s.calls))

@@ -107,10 +107,15 @@ def walk(
     new_root: Any,
     depth: int = 0,
     followed: frozenset[tuple[Any, Any]] = frozenset(),
+    closed_by: str | None = None,
 ) -> Iterator[tuple[Verdict, str]]:
     """Each change from schema `old` to `new` at `path` and below: (verdict, "place: what"). A pair of
     `$ref`s already `followed` on the way down is not followed again (a model that holds itself: its
-    changes were seen above), and no walk goes deeper than `MAX_DEPTH` levels."""
+    changes were seen above), and no walk goes deeper than `MAX_DEPTH` levels.
+
+    `closed_by`: the framework that wrote `additionalProperties: false` into every input schema of the
+    old release (FastMCP 3 and 4 do), so that no tool chose it: a new optional input is then additive as
+    the clients see it, its line saying that old replicas refuse it until the rollout ends."""
     refs = (_ref(old), _ref(new))
     if refs != (None, None):
         if refs in followed:
@@ -128,10 +133,12 @@ def walk(
         else:
             yield "breaking", f"{where}: type {sorted(old_types)} -> {sorted(new_types)}"
     yield from _enum_changes(direction, where, old, new)
-    yield from _property_changes(direction, path, old, new, old_root, new_root, depth, followed)
+    yield from _property_changes(direction, path, old, new, old_root, new_root, depth, followed, closed_by)
     old_items, new_items = as_mapping(old.get("items")), as_mapping(new.get("items"))
     if old_items is not None and new_items is not None:
-        yield from walk(direction, f"{path}[]", old_items, new_items, old_root, new_root, depth + 1, followed)
+        yield from walk(
+            direction, f"{path}[]", old_items, new_items, old_root, new_root, depth + 1, followed, closed_by
+        )
 
 
 def _enum_changes(
@@ -157,6 +164,7 @@ def _property_changes(
     new_root: Any,
     depth: int,
     followed: frozenset[tuple[Any, Any]],
+    closed_by: str | None,
 ) -> Iterator[tuple[Verdict, str]]:
     old_props, new_props = as_mapping(old.get("properties") or {}), as_mapping(new.get("properties") or {})
     if old_props is None or new_props is None:
@@ -171,6 +179,14 @@ def _property_changes(
     for name in new_props.keys() - old_props.keys():
         if direction == "input" and name in new_required:
             yield "breaking", f"{_field(path, name)}: new required input"
+        elif closed_before and direction == "input" and closed_by:
+            yield (
+                "additive",
+                (
+                    f"{_field(path, name)}: added (optional; {closed_by} closes every input schema, so old replicas "
+                    "refuse it until the rollout ends: `contract replay` of the old release says whether clients send it)"
+                ),
+            )
         elif closed_before and direction == "input":
             yield "breaking", f"{_field(path, name)}: new input, but old replicas forbid additional properties"
         elif closed_before:
@@ -183,7 +199,7 @@ def _property_changes(
         if direction == "output" and name in old_required and name not in new_required:
             yield "breaking", f"{_field(path, name)}: no longer always present"
         below = (old_props[name], new_props[name])
-        yield from walk(direction, _field(path, name), *below, old_root, new_root, depth + 1, followed)
+        yield from walk(direction, _field(path, name), *below, old_root, new_root, depth + 1, followed, closed_by)
 
 
 # -- a recorded shape against a schema ---------------------------------------------------------

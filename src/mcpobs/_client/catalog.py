@@ -34,14 +34,24 @@ MAX_TOTAL = 16384
 
 
 class ServerCatalog:
-    """One server's tools (name -> listed input schema) and prompts (name -> required arguments)."""
+    """One server's tools (name -> listed input schema) and prompts (name -> required arguments).
 
-    __slots__ = ("__weakref__", "prompts", "prompts_complete", "sizes", "tools", "tools_complete")
+    Also what a call needs that its session may never have listed (a host that opens a session per
+    call and lists in another: langchain-mcp-adapters' default): each tool as last listed, replaced
+    by its (schema, contract) fingerprints when first called, and the release the listing came from.
+    """
+
+    __slots__ = ("__weakref__", "listed", "prompts", "prompts_complete", "release", "sizes", "tools", "tools_complete")
 
     def __init__(self) -> None:
         self.sizes: Any = None
         """Its listings' fingerprints and costs (`catalog_size.ListingSizes`), made on the first."""
         self.tools: dict[str, object] = {}
+        self.listed: dict[str, Any] = {}
+        """name -> the tool as last listed, or its fingerprints once called (`memory.fingerprints`);
+        the same names as `tools`, so within the same bounds."""
+        self.release: str | None = None
+        """The bounded release (`mcpobs.catalog.release`) of the last listing that said one."""
         self.prompts: dict[str, frozenset[str]] = {}
         self.tools_complete = False
         """A listing's last page (no `nextCursor`) was seen and every name in it was kept."""
@@ -113,6 +123,7 @@ def learn_tools(catalog: ServerCatalog, result: Any) -> None:
                 continue
             _total += 1
         tools[name] = getattr(tool, sdk.INPUT_SCHEMA, None)
+        catalog.listed[name] = tool
     if getattr(result, sdk.NEXT_CURSOR, None) is None:
         catalog.tools_complete = complete
     elif not complete:

@@ -172,12 +172,17 @@ def remember_prompts(session: Any, result: Any) -> None:
 
 
 def fingerprints(memory: SessionMemory, name: object) -> tuple[str, str] | None:
-    """The (schema, contract) fingerprints of tool `name` as this session last listed it."""
-    listing = memory.listing
-    if not listing or not isinstance(name, str):
+    """The (schema, contract) fingerprints of tool `name` as this session last listed it; for a tool
+    this session never listed, as any session to the same server last listed it (`ServerCatalog`):
+    a host that opens a session per call lists in one and calls in the next."""
+    if not isinstance(name, str):
         return None
-    held = listing.get(name)
-    if held is None or isinstance(held, tuple):
+    listing = memory.listing
+    held = listing.get(name) if listing else None
+    if held is None and memory.catalog is not None:
+        listing = memory.catalog.listed
+        held = listing.get(name)
+    if held is None or isinstance(held, tuple) or listing is None:
         return held  # type: ignore[return-value]
     from mcpobs._core.contract import contract_fingerprint, schema_fingerprint
 

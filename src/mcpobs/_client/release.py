@@ -94,6 +94,8 @@ def answered(
     held = _held(session)
     server = stamped_release(result, session, privacy, held)
     catalog = held.catalog if method == "tools/call" else None
+    if catalog is None and method == "tools/call":
+        catalog = _server_catalog_release(session)
     network = key[4]
     last = held.last
     if last and last[0] is network and last[1] == server and last[2] == catalog:
@@ -146,7 +148,15 @@ def listed(session: Any, result: Any, privacy: Privacy = DEFAULT) -> None:
     catalog = stamped_release(result, session, privacy, held)
     if catalog is not None:
         held.catalog = _labels.release(S.CATALOG_RELEASE, catalog)
+        memory.catalog_of(session).release = held.catalog
     memory.remember_listing(session, result)
+
+
+def _server_catalog_release(session: Any) -> str | None:
+    """The release of the catalog another session to the same server listed (this one listed none)."""
+    remembered = memory.remembered(session)
+    found = remembered.catalog if remembered is not None else None
+    return found.release if found is not None else None
 
 
 def remember_server(session: Any, info: object) -> None:

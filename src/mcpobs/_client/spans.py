@@ -107,8 +107,8 @@ class ClientSpans:
             call.asked = (raw, None if request is None else _arguments(request))
         if known == "tools/list" and params:
             call.cursor = params.get("cursor")
-        if known == "tools/call" and remembered is not None and remembered.listing:
-            call.fingerprints = memory.fingerprints(remembered, raw)
+        if known == "tools/call" and remembered is not None and (remembered.listing or remembered.catalog):
+            call.fingerprints = memory.fingerprints(remembered, raw)  # this session's listing, else its server's
         return call
 
     def try_open(self, session: Any, method: str, version: object, request: Any) -> ClientCall | None:

@@ -60,6 +60,7 @@ TOOL_ERROR = Classification(Outcome.TOOL_ERROR, Boundary.HANDLER, semconv.TOOL_E
 UNKNOWN_TOOL = Classification(Outcome.CLIENT_ERROR, Boundary.DISCOVERY)
 UNKNOWN_TARGET = UNKNOWN_TOOL
 """A tool or prompt the server does not serve."""
+_UNKNOWN_TARGET_32602 = Classification(Outcome.CLIENT_ERROR, Boundary.DISCOVERY, None, -32602)
 BAD_ARGUMENTS = Classification(Outcome.CLIENT_ERROR, Boundary.ARGUMENTS)
 NOT_A_REQUEST = Classification(Outcome.CLIENT_ERROR, Boundary.TRANSPORT)
 """A request method sent without an id (`"id": null`): JSON-RPC's invalid request, left unanswered."""
@@ -171,6 +172,10 @@ def from_exception(
         return OK if method in semconv.STREAM_METHODS else CANCELLED
     if isinstance(exc, ProtocolError):
         code = exc.error.code
+        if code == -32602 and mistake is UNKNOWN_TARGET:
+            # A name the server's own catalog lacks, refused with "invalid params" (a lowlevel handler's
+            # "Unknown tool", as the reference servers answer): the name is the mistake, not its arguments.
+            return _UNKNOWN_TARGET_32602
         if code in CALLER_MISTAKES:
             # `in_handler`: the handler itself raised it (the tool hook saw it): it stopped there,
             # whatever the code would say of a refusal by the SDK before any handler.
