@@ -119,8 +119,10 @@ async def test_gunicorn_with_a_grace_shorter_than_a_call_exports_the_finished_ca
 
 
 async def test_uvicorn_killed_1_5_s_after_sigterm_exports_the_finished_calls_and_the_stopped(tmp_path):
+    """The orchestrator's kill, 1.5 s after SIGTERM, as the operator told mcpobs (issue 50: no guess)."""
     receiver = OtlpReceiver()
-    with receiver.running(), serve("uvicorn", receiver, tmp_path, SLOW_APP) as served:
+    kill = {"OTEL_PYTHON_MCP_STOP_GRACE": "1.5"}
+    with receiver.running(), serve("uvicorn", receiver, tmp_path, SLOW_APP, **kill) as served:
         await served.call(clients=4, each=3)
 
         def sigterm_then_kill() -> None:

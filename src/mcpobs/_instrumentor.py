@@ -72,7 +72,8 @@ def _stops(telemetry: Telemetry, changes: Changes) -> None:
 
     deadline = telemetry.settings.shutdown_timeout
     deadline = shutdown_timeout_from(os.environ) if deadline is None else deadline
-    _stop.use(telemetry.providers, deadline, stop_grace_from(os.environ))
+    grace = telemetry.settings.stop_grace
+    _stop.use(telemetry.providers, deadline, stop_grace_from(os.environ) if grace is None else grace)
     changes.wrap(_stop_points.patches())
     _stop_points.rebind()
 
