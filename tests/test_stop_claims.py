@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 from transports import server_spans
 
 from mcpobs import semconv as S
@@ -47,7 +47,7 @@ async def test_a_call_the_stop_ended_is_recorded_once_as_stopped_even_if_it_fini
     async with Client(shop(release, entered)) as client, anyio.create_task_group() as group:
         group.start_soon(client.call_tool, "slow", {})
         await entered.wait()
-        assert stop.end_running() == 1  # the process will not wait: the stop records it now
+        assert stop.end_running() == 2  # the process will not wait: the stop records it (server and client) now
         release.set()  # and then it finishes after all
     (span,) = server_spans(mcpobs_telemetry, "tools/call slow")
     assert span.attributes[S.OUTCOME] == S.Outcome.STOPPED
@@ -56,6 +56,10 @@ async def test_a_call_the_stop_ended_is_recorded_once_as_stopped_even_if_it_fini
     assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {**TOOL, S.OUTCOME: S.Outcome.STOPPED.value}) == 1
     assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {**TOOL, S.OUTCOME: S.Outcome.OK.value}) == 0
     assert mcpobs_telemetry.total(S.SERVER_OPERATION_DURATION.name, TOOL) == 0  # no latency sample
+    (client,) = [s for s in mcpobs_telemetry.spans() if s.kind is SpanKind.CLIENT and s.name.startswith("tools/call")]
+    assert (client.attributes[S.OUTCOME], client.attributes[S.ERROR_TYPE]) == (S.Outcome.STOPPED, S.HOST_STOPPED)
+    assert mcpobs_telemetry.total(S.CLIENT_REQUESTS.name, {**TOOL, S.OUTCOME: S.Outcome.STOPPED.value}) == 1
+    assert mcpobs_telemetry.total(S.CLIENT_REQUESTS.name, {**TOOL, S.OUTCOME: S.Outcome.OK.value}) == 0
 
 
 async def test_a_call_that_finished_is_not_the_stops(mcpobs_telemetry):

@@ -76,6 +76,10 @@ def _stops(telemetry: Telemetry, changes: Changes) -> None:
     _stop.use(telemetry.providers, deadline, stop_grace_from(os.environ) if grace is None else grace)
     changes.wrap(_stop_points.patches())
     _stop_points.rebind()
+    with guarded("SIGTERM of the host"):
+        undo = _stop_points.host_sigterm()
+        if undo is not None:
+            changes.on_undo("SIGTERM handler", undo)
 
 
 def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:

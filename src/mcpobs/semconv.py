@@ -84,6 +84,7 @@ __all__ = [
     "GEN_AI_TOOL_NAME",
     "HANDSHAKE_METHODS",
     "HEADER_MISMATCH",
+    "HOST_STOPPED",
     "HTTP_RESPONSE_STATUS_CODE",
     "INSTRUMENT",
     "INSTRUMENTATION_NAME",
@@ -312,6 +313,9 @@ TIMEOUT: Final = "timeout"
 """``error.type`` on a client span when the call timed out."""
 SERVER_STOPPED: Final = "server_stopped"
 """``error.type`` of a `stopped` request, on both sides: the server stopped while it ran."""
+HOST_STOPPED: Final = "host_stopped"
+"""``error.type`` of a `stopped` request on the client: its own process (the host) stopped while it
+ran (SIGTERM, its web server's grace over), so its answer was never taken (mcpobs's own)."""
 
 # The package marks the enum deprecated (gen_ai.operation.name moves namespace); the MCP
 # conventions pinned here still use it, and the value is the same.

@@ -30,6 +30,7 @@ from mcpobs._core import hooks as _hooks
 from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import runtime_context, sdk
+from mcpobs._core import stop as _stop
 from mcpobs._core import verdict as _verdict
 from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets
@@ -145,6 +146,8 @@ class ClientCall:
         """(name, arguments) a tools/call or prompts/get asked for: what a failure is judged by."""
         self.verdict_asked = False
         """mcpobs asked the server for its verdict on this tools/call: taken out of the result (`_core/verdict.py`)."""
+        # A stop of this process that does not wait for it ends it as `stopped` (`_core/stop.py`).
+        _stop.enter(self, self._host_stopped)
 
     # -- what happened ------------------------------------------------------------------------
 
@@ -188,7 +191,7 @@ class ClientCall:
         """The request raised: no reply, or an error reply the SDK raised as `MCPError`."""
         try:
             self.elapsed = time.perf_counter() - self.start
-            self.cls = cls = classify.from_exception(exc, self.http_status, self.failure)
+            self.cls = cls = _host_stop(classify.from_exception(exc, self.http_status, self.failure))
             self.description = self.recorder.telemetry.privacy.description(self.failure or exc)
             self._answered(None)
             if self.asked is not None and cls.rpc_code is not None and cls.boundary in _JUDGED:
@@ -264,12 +267,13 @@ class ClientCall:
     # -- the end ------------------------------------------------------------------------------
 
     def end(self, exc: BaseException | None = None, end_time: int | None = None) -> None:
-        """End and count the call, unless its holder claims it (it then ends it later)."""
+        """End and count the call, unless its holder claims it (it then ends it later), or a stop did."""
         try:
             if self.cls is None:  # the request never ran (e.g. call_tool failed before sending)
                 self.elapsed = time.perf_counter() - self.start
                 failure = self.failure
-                self.cls = classify.from_exception(exc, self.http_status, failure) if exc is not None else _outcome.OK
+                cls = classify.from_exception(exc, self.http_status, failure) if exc is not None else _outcome.OK
+                self.cls = _host_stop(cls)
                 self.description = self.recorder.telemetry.privacy.description(failure or exc)
             cls = self.cls
             if self.unlisted is not None:
@@ -277,6 +281,8 @@ class ClientCall:
             holder = self.holder
             if holder is not None and holder.claim(self, exc):
                 return
+            if not _stop.release(self):
+                return  # the process's stop recorded it already (`_host_stopped`)
         except Exception as err:
             report("client span end", err)
             end_once(self.span)
@@ -284,7 +290,7 @@ class ClientCall:
         # The span and the metrics each in their own `try`: a trace pipeline that raises
         # costs no count, and a metric pipeline that raises costs no span.
         try:
-            self.end_as(cls, exc, end_time)
+            self._end_span(cls, exc, end_time)
         except Exception as err:
             report("client span end", err)
             end_once(self.span)
@@ -310,7 +316,12 @@ class ClientCall:
             self.span.set_attribute(S.GEN_AI_TOOL_NAME, bounded)
 
     def end_as(self, cls: Classification, exc: BaseException | None, end_time: int | None = None) -> None:
-        """Write `cls` onto the span and end it (a holder calls this for a call it kept)."""
+        """Write `cls` onto the span and end it (a holder calls this for a call it kept), unless the
+        process's stop ended it first."""
+        if _stop.release(self):
+            self._end_span(cls, exc, end_time)
+
+    def _end_span(self, cls: Classification, exc: BaseException | None, end_time: int | None = None) -> None:
         span = self.span
         if span.is_recording():
             attrs: dict[str, Any] = self.extra or {}
@@ -340,10 +351,22 @@ class ClientCall:
         notification = self.method.startswith(_NOTIFICATIONS)
         (tel.client_notifications if notification else tel.client_requests).add_shared(1, counted)
 
+    def _host_stopped(self) -> None:
+        """This process stops and will not wait for the answer: end and count the call as `stopped`."""
+        self.cls = cls = classify.HOST_STOPPED
+        self._end_span(cls, None)
+        self.count(cls)
+
     @property
     def in_flight(self) -> bool:
         """Sent and not yet answered."""
         return self.cls is None
+
+
+def _host_stop(cls: Classification) -> Classification:
+    """A cancellation while this process stops is the stop's (its web server's grace over, its
+    own SIGTERM handler unwinding), not the caller giving up."""
+    return classify.HOST_STOPPED if cls is _outcome.CANCELLED and _stop.stopping() else cls
 
 
 _current = cast("ContextVar[ClientCall | None]", _outbound.current_call)

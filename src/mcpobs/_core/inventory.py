@@ -517,7 +517,8 @@ GUNICORN_SETTINGS = read(
     package="gunicorn",
 )
 GRANIAN_DURATION = read(
-    "granian.cli:Duration", "granian's own reading of --workers-kill-timeout (a worker's kill deadline)",
+    "granian.cli:Duration",
+    "granian's own reading of --workers-kill-timeout (a worker's kill deadline)",
     package="granian",
 )
 HYPERCORN_WORKER_STOP = wrap(

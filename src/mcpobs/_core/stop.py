@@ -35,6 +35,7 @@ whichever of the call and the stop takes it first ends it, the other does nothin
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -183,6 +184,27 @@ def _run() -> None:
             )
     except Exception as exc:
         report("stop", exc)
+
+
+def terminate(signum: int, frame: Any) -> None:
+    """A SIGTERM handler for a process whose SIGTERM had its default action (a script, an agent host):
+    end what still runs (the process will not wait for it) and export, on a thread, then die of
+    SIGTERM as before. Only sets a flag and starts a thread here (`shutdown.py` says why)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+    mark()
+    threading.Thread(target=_end_then_die, name="mcpobs-stop", daemon=True).start()
+
+
+terminate._mcpobs_stop = True  # type: ignore[attr-defined]
+
+
+def _end_then_die() -> None:
+    try:
+        end_running()
+        flush()
+    except Exception as exc:
+        report("stop at SIGTERM", exc)
+    os.kill(os.getpid(), signal.SIGTERM)  # the default action again: the process dies of SIGTERM, as before
 
 
 def reset() -> None:

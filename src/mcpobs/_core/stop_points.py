@@ -136,6 +136,35 @@ def chain_in_front(*signals: int) -> None:
         signal.signal(sig, begin_then)
 
 
+def host_sigterm() -> Any:
+    """A process whose SIGTERM nobody else handles (a script, an agent host) exports what it finished
+    and its interrupted calls as `stopped` before it dies of SIGTERM (`stop.terminate`); a handler
+    the host installed runs as before, the stop begun in front of it. Returns the undo step."""
+    if threading.current_thread() is not threading.main_thread():
+        return None  # Python sets signal handlers only from the main thread
+    current = signal.getsignal(signal.SIGTERM)
+    if getattr(current, "_mcpobs_stop", False) or _uvicorns(current):
+        return None  # mcpobs's own already (shutdown.py's, or this one), or uvicorn's, wrapped
+    if current is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _stop.terminate)
+    elif callable(current):
+        chain_in_front(signal.SIGTERM)
+    else:
+        return None  # ignored: the host chose that
+
+    def undo() -> None:
+        if getattr(signal.getsignal(signal.SIGTERM), "_mcpobs_stop", False):
+            signal.signal(signal.SIGTERM, current)
+
+    return undo
+
+
+def _uvicorns(handler: Any) -> bool:
+    server = sys.modules.get("uvicorn.server")
+    owner: Any = getattr(handler, "__self__", None)
+    return server is not None and isinstance(owner, server.Server)
+
+
 def rebind() -> None:
     """Point the SIGTERM and SIGINT handlers a running uvicorn `Server` installed at the wrapped method."""
     server = sys.modules.get("uvicorn.server")
