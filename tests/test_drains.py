@@ -23,7 +23,6 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +82,7 @@ class Stopped:
     client: Counter[str] = field(default_factory=Counter)
     """CLIENT spans of the slow calls (in the test process), by outcome."""
     status: int | None = None
+    port: int = 0
 
     def line(self) -> str:
         return (
@@ -95,23 +95,31 @@ class Stopped:
 SHAPES = {"uvicorn": "uvicorn", "gunicorn": "gunicorn", "hypercorn": "hypercorn --workers 2"}
 
 
-async def stop_mid_calls(
-    shape: str,
-    tmp: Path,
-    options: tuple[str, ...] = (),
-    kill_after: float | None = None,
-    **settings: str,
-) -> tuple[Stopped, OtlpReceiver]:
-    """Serve `shape`, answer a few quick calls, start `IN_FLIGHT` slow ones, SIGTERM the main process
-    (and SIGKILL the group `kill_after` seconds later, as an orchestrator does); what arrived."""
+@dataclass(frozen=True)
+class Scenario:
+    shape: str
+    options: tuple[str, ...] = ()
+    kill_after: float | None = None
+    """Seconds after SIGTERM the orchestrator SIGKILLs the process group (None: it never does)."""
+    settings: tuple[tuple[str, str], ...] = ()
+    """Variables the server runs with (the operator's `OTEL_PYTHON_MCP_STOP_GRACE`)."""
+
+
+async def stop_mid_calls(name: str, scenario: Scenario, tmp: Path) -> Stopped:
+    """Serve the scenario's shape, answer a few quick calls, start `IN_FLIGHT` slow ones, SIGTERM the
+    main process (and SIGKILL the group `kill_after` seconds later, as an orchestrator does)."""
     tmp.mkdir()
     receiver = OtlpReceiver()
-    result = Stopped(shape)
+    result = Stopped(name)
+    shape = SHAPES[scenario.shape]
     with ExitStack() as stack:
         stack.enter_context(receiver.running())
-        served: Served = stack.enter_context(serve(SHAPES[shape], receiver, tmp, SLOW_APP, options, **settings))
-        await served.call(clients=2, each=2, workers=2 if shape == "gunicorn" else 1)
+        served: Served = stack.enter_context(
+            serve(shape, receiver, tmp, SLOW_APP, scenario.options, **dict(scenario.settings))
+        )
+        await served.call(clients=2, each=2, workers=2 if scenario.shape == "gunicorn" else 1)
         result.finished = served.calls
+        result.port = int(served.url.rsplit(":", 1)[1].split("/")[0])
 
         async def slow_call() -> None:
             with anyio.move_on_after(30):
@@ -126,12 +134,12 @@ async def stop_mid_calls(
                         result.got.append(OK)
                 except Exception as exc:  # closing a session with a server gone raises too
                     if not answered:
-                        result.got.append(repr(exc)[:200])
+                        result.got.append(type(exc).__name__)
 
         def stop() -> None:
             served.process.send_signal(signal.SIGTERM)
-            if kill_after is not None:
-                time.sleep(kill_after)
+            if scenario.kill_after is not None:
+                time.sleep(scenario.kill_after)
                 if served.process.poll() is None:
                     os.killpg(served.process.pid, signal.SIGKILL)
             served.process.wait(60)
@@ -145,98 +153,74 @@ async def stop_mid_calls(
     time.sleep(0.3)
     with receiver.lock:
         spans = [s for s in receiver.received_spans if s.kind == SERVER]
-    result.server = Counter(s.attributes[S.OUTCOME] for s in spans if s.attributes.get(S.MCP_METHOD_NAME) == "tools/call")
+    result.server = Counter(
+        s.attributes[S.OUTCOME] for s in spans if s.attributes.get(S.MCP_METHOD_NAME) == "tools/call"
+    )
     for outcome in (OK, STOPPED):
         totals = receiver.final_totals(S.SERVER_REQUESTS.name, **TOOLS_CALL, **{S.OUTCOME: outcome})
         result.counts[outcome] = sum(totals.values())
     result.samples = sum(receiver.final_totals(S.SERVER_OPERATION_DURATION.name, **TOOLS_CALL).values())
-    return result, receiver
+    return result
 
 
-def client_outcomes(telemetry: Any, url: str) -> Counter[str]:
-    """The outcomes of the test process's CLIENT spans of `slow` calls to `url`'s port."""
-    port = int(url.rsplit(":", 1)[1].split("/")[0])
-    return Counter(
-        (s.attributes or {}).get(S.OUTCOME)
-        for s in telemetry.spans()
-        if s.kind is SpanKind.CLIENT
-        and s.name == "tools/call slow"
-        and (s.attributes or {}).get(S.SERVER_PORT) == port
-    )
-
-
-async def each_shape(tmp_path: Path, telemetry: Any, scenarios: dict[str, dict[str, Any]]) -> dict[str, Stopped]:
-    """Every scenario at once (one server each); what each recorded."""
+async def each_at_once(tmp_path: Path, telemetry: Any, scenarios: dict[str, Scenario]) -> dict[str, Stopped]:
+    """Every scenario at once (a server each); what each recorded, with its clients' CLIENT spans."""
     results: dict[str, Stopped] = {}
 
-    async def one(shape: str, how: dict[str, Any]) -> None:
-        result, _ = await stop_mid_calls(shape, tmp_path / shape, **how)
-        results[shape] = result
+    async def one(name: str, scenario: Scenario) -> None:
+        results[name] = await stop_mid_calls(name, scenario, tmp_path / name)
 
     async with anyio.create_task_group() as group:
-        for shape, how in scenarios.items():
-            group.start_soon(one, shape, how)
-    ports = {span_port(s) for s in telemetry.spans() if s.kind is SpanKind.CLIENT}
-    del ports
+        for name, scenario in scenarios.items():
+            group.start_soon(one, name, scenario)
+    for span in telemetry.spans():
+        attributes = span.attributes or {}
+        if span.kind is SpanKind.CLIENT and span.name == "tools/call slow":
+            for result in results.values():
+                if attributes.get(S.SERVER_PORT) == result.port:
+                    result.client[attributes.get(S.OUTCOME)] += 1
+    for result in results.values():
+        print(result.line())
     return results
 
 
-def span_port(span: Any) -> int | None:
-    return (span.attributes or {}).get(S.SERVER_PORT)
-
-
-def slow_client_spans(telemetry: Any) -> dict[int | None, Counter[str]]:
-    by_port: dict[int | None, Counter[str]] = {}
-    for s in telemetry.spans():
-        if s.kind is SpanKind.CLIENT and s.name == "tools/call slow":
-            by_port.setdefault(span_port(s), Counter())[(s.attributes or {}).get(S.OUTCOME)] += 1
-    return by_port
-
-
 async def test_a_drain_records_the_calls_it_finished_as_they_ended(tmp_path, mcpobs_telemetry):
-    """(a) Default or generous grace: every call answers, and is an ordinary `ok` call on the server."""
-    results = await each_shape(
+    """(a) Default or generous grace: every call answers, and is an ordinary `ok` call on both sides."""
+    results = await each_at_once(
         tmp_path,
         mcpobs_telemetry,
         {
-            "uvicorn": {},  # uvicorn waits for its calls however long they take
-            "gunicorn": {},  # gunicorn's default grace: 30 s
-            "hypercorn": {"options": ("--graceful-timeout", "20")},
+            "uvicorn": Scenario("uvicorn"),  # uvicorn waits for its calls however long they take
+            "gunicorn": Scenario("gunicorn"),  # gunicorn's default grace: 30 s
+            "hypercorn": Scenario("hypercorn", ("--graceful-timeout", "20")),
         },
     )
-    clients = slow_client_spans(mcpobs_telemetry)
-    for result in results.values():
-        print(result.line())
-    print(clients)
     for result in results.values():
         assert result.got == [OK] * IN_FLIGHT, result.line()
-        assert result.server[OK] == result.finished + IN_FLIGHT, result.line()
-        assert result.server[STOPPED] == 0, result.line()
-        assert result.counts[OK] == result.finished + IN_FLIGHT, result.line()
-        assert result.counts[STOPPED] == 0, result.line()
+        assert result.client == {OK: IN_FLIGHT}, result.line()
+        assert result.server == {OK: result.finished + IN_FLIGHT}, result.line()
+        assert result.counts == {OK: result.finished + IN_FLIGHT, STOPPED: 0}, result.line()
         assert result.samples == result.finished + IN_FLIGHT, result.line()
 
 
-async def test_a_grace_shorter_than_the_calls_stops_them_on_both_sides(tmp_path, mcpobs_telemetry):
-    """(b, c) The server's grace (or the operator's kill) ends before the calls: they are `stopped` on
-    the server and on the client, and every call answered before arrives."""
-    stop_grace = {"OTEL_PYTHON_MCP_STOP_GRACE": "2"}
-    results = await each_shape(
+async def test_a_grace_shorter_than_the_calls_stops_them_the_same_on_both_sides(tmp_path, mcpobs_telemetry):
+    """(b, c) The server's grace, or the orchestrator's kill the operator told mcpobs, ends before the
+    calls: they are `stopped` on the server and on the client, and every call answered before arrives."""
+    results = await each_at_once(
         tmp_path,
         mcpobs_telemetry,
         {
-            "uvicorn": {"options": ("--timeout-graceful-shutdown", "1")},
-            "gunicorn": {"options": ("--graceful-timeout", "2")},  # gunicorn SIGKILLs its workers at 2 s
-            "hypercorn": {"options": ("--graceful-timeout", "1")},
+            "uvicorn": Scenario("uvicorn", ("--timeout-graceful-shutdown", "1")),  # uvicorn cancels them
+            "gunicorn": Scenario("gunicorn", ("--graceful-timeout", "2")),  # gunicorn SIGKILLs its workers
+            "hypercorn": Scenario("hypercorn", ("--graceful-timeout", "1")),  # hypercorn cancels them
+            "uvicorn, SIGKILL at 2 s": Scenario(
+                "uvicorn", kill_after=2.0, settings=(("OTEL_PYTHON_MCP_STOP_GRACE", "2"),)
+            ),
         },
     )
-    del stop_grace
-    clients = slow_client_spans(mcpobs_telemetry)
-    for shape, result in results.items():
-        print(result.line(), dict(clients))
     for result in results.values():
         assert OK not in result.got, result.line()
-        assert result.server[OK] == result.finished, result.line()
-        assert result.counts[OK] == result.finished, result.line()
-        assert result.server[STOPPED] == IN_FLIGHT, result.line()
-        assert result.counts[STOPPED] == IN_FLIGHT, result.line()
+        assert result.client == {STOPPED: IN_FLIGHT}, result.line()
+        assert result.server == {OK: result.finished, STOPPED: IN_FLIGHT}, result.line()
+        assert result.counts == {OK: result.finished, STOPPED: IN_FLIGHT}, result.line()
+        assert result.samples == result.finished, result.line()

@@ -84,6 +84,7 @@ __all__ = [
     "GEN_AI_TOOL_NAME",
     "HANDSHAKE_METHODS",
     "HEADER_MISMATCH",
+    "HEADER_STOPPED",
     "HOST_STOPPED",
     "HTTP_RESPONSE_STATUS_CODE",
     "INSTRUMENT",
@@ -685,6 +686,10 @@ META_VERDICT_WANTED: Final = "dev.mcpobs/verdictWanted"
 is `VERDICT_VERSION`. A server running mcpobs removes it before the server's own code sees the request."""
 VERDICT_VERSION: Final = 1
 """The one value of `META_VERDICT_WANTED` a server answers (any other is not asked)."""
+HEADER_STOPPED: Final = "mcpobs-stopped"
+"""HTTP response header a server running mcpobs adds to the 500 it answers a request its stop cut
+short (its handler cancelled by the server's shutdown before any answer): the status the ASGI server
+would have sent, so its client can record `stopped`, as the server does, not `server_error`."""
 
 # --- Events --------------------------------------------------------------------------------
 

@@ -104,6 +104,7 @@ class ClientCall:
         "method",
         "recorder",
         "request_id",
+        "server_stopped",
         "session",
         "span",
         "start",
@@ -137,6 +138,8 @@ class ClientCall:
         """The HTTP error status (>= 400) the request's POST got, over Streamable HTTP."""
         self.failure: BaseException | None = None
         """What the transport raised while sending the request (no connection, its auth flow)."""
+        self.server_stopped = False
+        """Its HTTP error said the server's stop cut it short (`S.HEADER_STOPPED`): `stopped`, not a 500."""
         self.extra: dict[str, Any] | None = None
         """Attributes written with the outcome: the labels the span did not start with, and what the
         reply told (the release that answered, the model)."""
@@ -191,7 +194,7 @@ class ClientCall:
         """The request raised: no reply, or an error reply the SDK raised as `MCPError`."""
         try:
             self.elapsed = time.perf_counter() - self.start
-            self.cls = cls = _host_stop(classify.from_exception(exc, self.http_status, self.failure))
+            self.cls = cls = self._stopped(classify.from_exception(exc, self.http_status, self.failure))
             self.description = self.recorder.telemetry.privacy.description(self.failure or exc)
             self._answered(None)
             if self.asked is not None and cls.rpc_code is not None and cls.boundary in _JUDGED:
@@ -273,7 +276,7 @@ class ClientCall:
                 self.elapsed = time.perf_counter() - self.start
                 failure = self.failure
                 cls = classify.from_exception(exc, self.http_status, failure) if exc is not None else _outcome.OK
-                self.cls = _host_stop(cls)
+                self.cls = self._stopped(cls)
                 self.description = self.recorder.telemetry.privacy.description(failure or exc)
             cls = self.cls
             if self.unlisted is not None:
@@ -351,6 +354,16 @@ class ClientCall:
         notification = self.method.startswith(_NOTIFICATIONS)
         (tel.client_notifications if notification else tel.client_requests).add_shared(1, counted)
 
+    def _stopped(self, cls: Classification) -> Classification:
+        """`cls`, unless a stop decided it: the server's (its 500 said so), or this process's
+        (a cancellation while it stops: its web server's grace over, its own handler unwinding;
+        nobody gave up on the call)."""
+        if self.server_stopped and cls.outcome is S.Outcome.SERVER_ERROR:
+            return classify.CUT_SHORT
+        if cls is _outcome.CANCELLED and _stop.stopping():
+            return classify.HOST_STOPPED
+        return cls
+
     def _host_stopped(self) -> None:
         """This process stops and will not wait for the answer: end and count the call as `stopped`."""
         self.cls = cls = classify.HOST_STOPPED
@@ -361,12 +374,6 @@ class ClientCall:
     def in_flight(self) -> bool:
         """Sent and not yet answered."""
         return self.cls is None
-
-
-def _host_stop(cls: Classification) -> Classification:
-    """A cancellation while this process stops is the stop's (its web server's grace over, its
-    own SIGTERM handler unwinding), not the caller giving up."""
-    return classify.HOST_STOPPED if cls is _outcome.CANCELLED and _stop.stopping() else cls
 
 
 _current = cast("ContextVar[ClientCall | None]", _outbound.current_call)

@@ -44,6 +44,8 @@ TOOL_ERROR = Classification(Outcome.TOOL_ERROR, Boundary.HANDLER, S.TOOL_ERROR)
 GONE = Classification(Outcome.STOPPED, Boundary.TRANSPORT, S.SERVER_STOPPED, CONNECTION_CLOSED, sample=False)
 """The connection closed under the request: the server stopped (or went away) while it ran, the
 outcome and `error.type` its own span says (`_core/stop.py`)."""
+CUT_SHORT = Classification(Outcome.STOPPED, Boundary.TRANSPORT, S.SERVER_STOPPED, sample=False)
+"""An HTTP 500 whose server said its stop cut the request short (`S.HEADER_STOPPED`): what its span says."""
 HOST_STOPPED = Classification(Outcome.STOPPED, None, S.HOST_STOPPED, sample=False)
 """The client's own process stopped while the request ran (`_core/stop.py`): its SIGTERM, its web
 server's grace over. Not the caller giving up (`cancelled`): nobody chose to."""
