@@ -541,10 +541,6 @@ RUNNER_OUTBOUND_INNER = read(
 JSONRPC_PROGRESS_TOKEN = read(
     "mcp.shared.jsonrpc_dispatcher:_JSONRPCDispatchContext._progress_token", "did the caller ask for progress"
 )
-JSONRPC_CANCEL_REQUESTED = read(
-    "mcp.shared.jsonrpc_dispatcher:_JSONRPCDispatchContext.cancel_requested",
-    "a pipe's request cancelled with no notifications/cancelled: the server's own end (_server/cancellation.py)",
-)
 MODERN_PROGRESS_TOKEN = read(
     "mcp.server._streamable_http_modern:_SingleExchangeDispatchContext.progress_token",
     "did the caller ask for progress (2026-07-28 HTTP)",
