@@ -5,7 +5,7 @@ that finishes while the server drains is an ordinary call, `ok` on both sides, c
 latency sample. Only what the server abandons is `stopped`: what its own grace cancels
 (uvicorn's `--timeout-graceful-shutdown`, hypercorn's `--graceful-timeout`), and what a kill
 would take (gunicorn's `--graceful-timeout`, an orchestrator's SIGKILL after the grace the
-operator told mcpobs, `OTEL_PYTHON_MCP_STOP_GRACE`), ended and exported just before it. Both
+operator told mcpobs, `OTEL_PYTHON_MCP_TERMINATION_GRACE`), ended and exported just before it. Both
 sides say the same.
 
 Each scenario runs its three servers at once (uvicorn, gunicorn's uvicorn worker with 2
@@ -105,7 +105,7 @@ class Scenario:
     kill_after: float | None = None
     """Seconds after SIGTERM the orchestrator SIGKILLs the process group (None: it never does)."""
     settings: tuple[tuple[str, str], ...] = ()
-    """Variables the server runs with (the operator's `OTEL_PYTHON_MCP_STOP_GRACE`)."""
+    """Variables the server runs with (the operator's `OTEL_PYTHON_MCP_TERMINATION_GRACE`)."""
 
 
 async def stop_mid_calls(name: str, scenario: Scenario, tmp: Path) -> Stopped:
@@ -218,9 +218,9 @@ async def test_a_grace_shorter_than_the_calls_stops_them_the_same_on_both_sides(
             # hypercorn cancels them; on 3.12+ it waits on open connections (pgjones/hypercorn#308): the kill does
             "hypercorn": Scenario("hypercorn", ("--graceful-timeout", "1"))
             if not HYPERCORN_WAITS
-            else Scenario("hypercorn", ("--graceful-timeout", "1"), 3.0, (("OTEL_PYTHON_MCP_STOP_GRACE", "3"),)),
+            else Scenario("hypercorn", ("--graceful-timeout", "1"), 3.0, (("OTEL_PYTHON_MCP_TERMINATION_GRACE", "3"),)),
             "uvicorn, SIGKILL at 2 s": Scenario(
-                "uvicorn", kill_after=2.0, settings=(("OTEL_PYTHON_MCP_STOP_GRACE", "2"),)
+                "uvicorn", kill_after=2.0, settings=(("OTEL_PYTHON_MCP_TERMINATION_GRACE", "2"),)
             ),
         },
     )

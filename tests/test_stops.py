@@ -121,7 +121,7 @@ async def test_gunicorn_with_a_grace_shorter_than_a_call_exports_the_finished_ca
 async def test_uvicorn_killed_1_5_s_after_sigterm_exports_the_finished_calls_and_the_stopped(tmp_path):
     """The orchestrator's kill, 1.5 s after SIGTERM, as the operator told mcpobs (issue 50: no guess)."""
     receiver = OtlpReceiver()
-    kill = {"OTEL_PYTHON_MCP_STOP_GRACE": "1.5"}
+    kill = {"OTEL_PYTHON_MCP_TERMINATION_GRACE": "1.5"}
     with receiver.running(), serve("uvicorn", receiver, tmp_path, SLOW_APP, **kill) as served:
         await served.call(clients=4, each=3)
 
@@ -172,7 +172,7 @@ async def test_a_legacy_clients_call_the_server_aborts_is_stopped_on_both_sides(
     """One worker: a legacy session lives in the worker that created it (no affinity across workers)."""
     receiver = OtlpReceiver()
     # where hypercorn waits (3.12+) the orchestrator's kill ends the calls: the operator tells mcpobs when
-    kill = {"OTEL_PYTHON_MCP_STOP_GRACE": "3"} if shape.startswith("hypercorn") and HYPERCORN_WAITS else {}
+    kill = {"OTEL_PYTHON_MCP_TERMINATION_GRACE": "3"} if shape.startswith("hypercorn") and HYPERCORN_WAITS else {}
     with receiver.running(), serve(shape, receiver, tmp_path, SLOW_APP, options, **kill) as served:
         failures = await stopped_mid_calls(served, partial(aborting, served, shape), mode="legacy")
         time.sleep(0.3)

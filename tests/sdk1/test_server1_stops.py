@@ -111,7 +111,10 @@ async def test_a_1x_server_under_uvicorn_killed_after_sigterm_exports_the_finish
     port = free_port()
     command = [str(BIN / "uvicorn"), "app:app", "--app-dir", str(tmp_path), "--port", str(port)]
     with receiver.running():
-        env = {**environment(receiver.port), "OTEL_PYTHON_MCP_STOP_GRACE": "1.5"}  # the kill, as the operator says
+        env = {
+            **environment(receiver.port),
+            "OTEL_PYTHON_MCP_TERMINATION_GRACE": "1.5",
+        }  # the kill, as the operator says
         process = subprocess.Popen(command, env=env, stderr=(tmp_path / "stderr.txt").open("w"), start_new_session=True)
         try:
             url = f"http://127.0.0.1:{port}/mcp"

@@ -20,7 +20,9 @@ _CAPTURE_ON = frozenset({"true", "span_only", "span_and_event"})
 _CAPTURE_OFF = frozenset({"", "false", "no_content", "event_only"})
 _EXCLUDED_ENV = "OTEL_PYTHON_MCP_EXCLUDED_METHODS"
 SHUTDOWN_TIMEOUT_ENV = "OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT"
-STOP_GRACE_ENV = "OTEL_PYTHON_MCP_STOP_GRACE"
+TERMINATION_GRACE_ENV = "OTEL_PYTHON_MCP_TERMINATION_GRACE"
+GONE_STOP_GRACE_ENV = "OTEL_PYTHON_MCP_STOP_GRACE"
+"""No longer read (issue 50: it guessed when the calls in flight were abandoned); set, it costs one line."""
 _SHAPES_ENV = "OTEL_PYTHON_MCP_RECORD_SHAPES"
 DEFAULT_SHUTDOWN_TIMEOUT = 3.0
 """Seconds the flush at exit (and on SIGTERM) may take: inside the 4 s an MCP SDK host gives a
@@ -85,7 +87,7 @@ class Settings:
     `traceparent`/`tracestate` go."""
     shutdown_timeout: float | None = None
     """Seconds the flush at exit may take (providers mcpobs configures); None: the variable, else 3."""
-    stop_grace: float | None = None
+    termination_grace: float | None = None
     """Seconds from SIGTERM to the orchestrator's SIGKILL (Kubernetes' `terminationGracePeriodSeconds`):
     calls still running just before it are recorded `stopped` and exported; None: the variable, else
     no kill is assumed (`_core/stop.py`)."""
@@ -125,8 +127,8 @@ class Options(TypedDict, total=False):
     record_progress_messages: bool
     send_baggage: bool
     shutdown_timeout: float | None
-    stop_grace: float | None
-    """None (or left out): `OTEL_PYTHON_MCP_STOP_GRACE`, else no kill is assumed."""
+    termination_grace: float | None
+    """None (or left out): `OTEL_PYTHON_MCP_TERMINATION_GRACE`, else no kill is assumed."""
     omit_attributes: Iterable[str] | str | None
     """None (or left out): `OTEL_PYTHON_MCP_OMIT_ATTRIBUTES`; a string is comma-separated."""
 
@@ -139,7 +141,7 @@ class InstrumentOptions(Options, total=False):
 
 
 _FROM_ENVIRONMENT = frozenset(
-    {"capture_content", "record_shapes", "excluded_methods", "shutdown_timeout", "stop_grace", "omit_attributes"}
+    {"capture_content", "record_shapes", "excluded_methods", "shutdown_timeout", "termination_grace", "omit_attributes"}
 )
 """Options whose absence means "read the environment": None in the signature, not `Settings`' value."""
 
@@ -362,7 +364,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         send_verdict=_flag("send_verdict", kwargs.get("send_verdict", True)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
         shutdown_timeout=_seconds("shutdown_timeout", kwargs.get("shutdown_timeout")),
-        stop_grace=_seconds("stop_grace", kwargs.get("stop_grace")),
+        termination_grace=_seconds("termination_grace", kwargs.get("termination_grace")),
         omit_attributes=_omitted(kwargs.get("omit_attributes"), environ, record_shapes),
         **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},
     )

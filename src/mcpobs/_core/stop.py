@@ -19,8 +19,8 @@ connection closing under it) only when the server abandons it:
   re-raises SIGTERM (`finish`), interpreter exit and mcpobs's own SIGTERM flush (`shutdown.py`);
 - it still runs a moment before a known kill (`kill_margin`): the deadline a server states
   (gunicorn's `--graceful-timeout` in its uvicorn worker, granian's `--workers-kill-timeout`:
-  `stop_points.py` reads them) or the one the operator gives (`stop_grace`,
-  `OTEL_PYTHON_MCP_STOP_GRACE`: the orchestrator's, Kubernetes' `terminationGracePeriodSeconds`).
+  `stop_points.py` reads them) or the one the operator gives (`termination_grace`,
+  `OTEL_PYTHON_MCP_TERMINATION_GRACE`: the orchestrator's, Kubernetes' `terminationGracePeriodSeconds`).
 
 With no deadline known, no call is ended early: the process's exit decides.
 
@@ -45,8 +45,8 @@ from mcpobs._core import shutdown as _shutdown
 from mcpobs._core.guard import logger, report
 
 _grace: float | None = None
-"""Seconds from a stop's beginning to the orchestrator's kill, as the operator said (`stop_grace`,
-`OTEL_PYTHON_MCP_STOP_GRACE`); None: not said."""
+"""Seconds from a stop's beginning to the orchestrator's kill, as the operator said (`termination_grace`,
+`OTEL_PYTHON_MCP_TERMINATION_GRACE`); None: not said."""
 _killed_after: float | None = None
 """Seconds from a stop's beginning to the kill the server itself will make (`killed_after`)."""
 _began = 0.0

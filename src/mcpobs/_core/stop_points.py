@@ -21,7 +21,7 @@ A hypercorn worker gets no signal: its main process takes SIGTERM and sets an ev
 polls (`check_multiprocess_shutdown_event`); the stop begins when that poll returns. Its
 `--graceful-timeout` ends in hypercorn cancelling the calls (`stopped`, the middleware asks the
 stop), not a kill. On Python 3.12+ hypercorn waits for every open connection before that grace
-applies (pgjones/hypercorn#308): the orchestrator's SIGKILL ends it, known only from `stop_grace`.
+applies (pgjones/hypercorn#308): the orchestrator's SIGKILL ends it, known only from `termination_grace`.
 
 uvicorn installs its handler (a bound method) before it imports the app, so before
 `instrument()`: `rebind` points the handler already installed at the wrapped method.
