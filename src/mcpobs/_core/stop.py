@@ -15,9 +15,8 @@ connection closing under it) only when the server abandons it:
 
 - the server's own shutdown cancels its handler (uvicorn's `--timeout-graceful-shutdown`,
   hypercorn's `--graceful-timeout`, the lifespan's end; the middleware asks `stopping()`);
-- it still runs at the process's last exit path: the lifespan's end in a process that stops
-  (`last_exit`), the end of uvicorn's drain before its worker re-raises SIGTERM (`finish`),
-  interpreter exit and mcpobs's own SIGTERM flush (`shutdown.py`);
+- it still runs at the process's last exit path: the end of uvicorn's drain before its worker
+  re-raises SIGTERM (`finish`), interpreter exit and mcpobs's own SIGTERM flush (`shutdown.py`);
 - it still runs a moment before a known kill (`kill_margin`): the deadline a server states
   (gunicorn's `--graceful-timeout` in its uvicorn worker, granian's `--workers-kill-timeout`:
   `stop_points.py` reads them) or the one the operator gives (`termination_grace`,
@@ -144,13 +143,6 @@ def end_running() -> int:
             ended += 1
         except Exception as exc:
             report("ending a stopped call", exc)
-
-
-def last_exit() -> int:
-    """A stop of the process began and it reaches its last exit path (a lifespan's end): end what
-    still runs, as `stopped`; how many. Without a process stop (a server shut down by code, a
-    test harness), nothing."""
-    return end_running() if _begun.locked() else 0
 
 
 def finish(timeout: float | None = None) -> None:

@@ -13,9 +13,6 @@ waits for the lifespan to finish.
 While `run()` ends, the stop is marked (`_core/stop.py`): the calls it cancels then (hypercorn's
 `--graceful-timeout` over, uvicorn's `--timeout-graceful-shutdown`) are `stopped`, the server's
 doing, not `cancelled`. The mark is taken back after, unless a SIGTERM's stop began meanwhile.
-In a process that stops, the lifespan's end is its last exit path: a call still running there (a
-2026-07-28 request in a task hypercorn cancels only as its loop closes) is `stopped`, and exported
-with the rest.
 """
 
 from __future__ import annotations
@@ -55,7 +52,6 @@ async def _flushing_at_the_end(running: AbstractAsyncContextManager[Any], teleme
                 marked = _stop.mark()  # what the run cancels as it ends is the server's stop, not its callers'
     finally:
         _stop.unmark(marked)
-        _stop.last_exit()  # in a process that stops, nothing runs after its lifespan: what still runs is cut
         await flush(telemetry)
 
 
