@@ -145,6 +145,26 @@ def end_running() -> int:
             report("ending a stopped call", exc)
 
 
+_late: threading.Thread | None = None
+
+
+def flush_soon() -> None:
+    """A call the server's stop cancelled is being recorded `stopped`, maybe after the stop's flushes
+    ran (hypercorn may finish cancelling a request while the lifespan's flush exports): export
+    again once it is recorded, on a thread the interpreter waits for (the export bounds itself)."""
+    global _late
+    late = _late
+    if late is not None and late.is_alive():
+        return
+    _late = threading.Thread(target=_flush_late, name="mcpobs-stop-late", daemon=False)
+    _late.start()
+
+
+def _flush_late() -> None:
+    time.sleep(0.05)  # the calls cancelled together are recorded by then: one export for them all
+    flush()
+
+
 def finish(timeout: float | None = None) -> None:
     """The server has drained and its process is about to end: wait for the stop's own steps (at
     most `timeout`, the export deadline by default), end what still runs, export what ended since."""
@@ -209,10 +229,10 @@ def _end_then_die() -> None:
 
 def reset() -> None:
     """Forget a stop (tests that stop in one process more than once)."""
-    global _marked, _begun, _thread, _killed_after
+    global _marked, _begun, _thread, _killed_after, _late
     _running.clear()
     _marked, _begun = threading.Lock(), threading.Lock()
-    _thread = None
+    _thread = _late = None
     _killed_after = None
 
 

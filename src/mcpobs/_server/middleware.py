@@ -243,6 +243,7 @@ class ServerMiddleware:
                 if cls is _outcome.CANCELLED and _stop.stopping():
                     # the server's stop cancelled it (a grace ending, its lifespan's end), not the caller
                     cls = _outcome.STOPPED
+                    _stop.flush_soon()  # exported even if the stop's own flushes ran already
                 elif cls is _outcome.CANCELLED and (reason := self._cancel_reason(ctx)) is not None:
                     # the peer's text: an error message like any other (opt-in, through `redact`)
                     recorded = self.telemetry.privacy.message(reason, S.MAX_REASON_LENGTH)
