@@ -28,6 +28,7 @@ def no_stop_left():
     stop.reset()
     yield
     stop.reset()
+    stop.use(list, 3.0, None)  # no kill known: what the next instrument() sets again
 
 
 def shop(release: anyio.Event, entered: anyio.Event) -> MCPServer:
@@ -105,3 +106,36 @@ async def test_a_call_that_answers_before_a_known_kill_is_ok_else_stopped(mcpobs
     stop.finish(5)
     (span,) = server_spans(mcpobs_telemetry, "tools/call slow")
     assert span.attributes[S.OUTCOME] == outcome
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "seconds"),
+    [
+        (["granian", "app:app", "--workers-kill-timeout", "2"], {}, 2.0),
+        (["granian", "app:app", "--workers-kill-timeout=1m30s"], {}, 90.0),
+        (["granian", "app:app"], {"GRANIAN_WORKERS_KILL_TIMEOUT": "30s"}, 30.0),
+        (["granian", "app:app"], {}, None),
+    ],
+)
+def test_granians_kill_timeout_is_read_as_granian_reads_it(argv, env, seconds):
+    from mcpobs._core.stop_points import granian_kill_timeout
+
+    assert granian_kill_timeout(argv, env) == seconds
+
+
+def test_no_kill_known_ends_nothing_early_and_the_nearest_kill_wins():
+    stop.use(list, 3.0, None)
+    assert stop.kill_deadline() is None
+    stop.use(list, 3.0, 30.0)
+    stop.killed_after(2)
+    assert stop.kill_deadline() == 2.0
+    assert stop.kill_margin(2.0) == 0.5 and stop.kill_margin(30.0) == 1.0
+    stop.use(list, 3.0, None)
+
+
+def test_the_old_stop_grace_variable_is_not_read_and_says_what_to_set(caplog):
+    from mcpobs._core.autoconfig import termination_grace_from
+
+    assert termination_grace_from({"OTEL_PYTHON_MCP_STOP_GRACE": "18"}) is None
+    assert "OTEL_PYTHON_MCP_TERMINATION_GRACE" in caplog.text
+    assert termination_grace_from({"OTEL_PYTHON_MCP_TERMINATION_GRACE": "30"}) == 30.0
