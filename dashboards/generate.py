@@ -53,6 +53,8 @@ DIRECTION = S.prometheus_label(S.SUBSCRIPTION_DIRECTION)
 
 SELECT = 'job=~"$service"'
 SELECT_TOOL = f'{SELECT}, {TOOL}=~"$tool"'
+NOT_HOST_STOPPED = f'{S.prometheus_label(S.ERROR_TYPE)}!="{S.HOST_STOPPED}"'
+"""A client's own process stopping under its call is not the server's unavailability."""
 
 
 def _one_of(values: object) -> str:
@@ -330,13 +332,15 @@ def client_dashboard() -> Dashboard:
                 "Availability seen by the client",
                 "1 - server errors over answered and failed requests. On the client an outage (no connection, the "
                 "transport or its auth flow failing), an HTTP 5xx and a timeout are all server_error; a call the "
-                "server stopped under (its connection closed) is stopped; the caller giving up (cancelled) counts "
-                "in neither part.",
+                "server stopped under (its connection closed) is stopped; the caller giving up (cancelled) and "
+                "the client's own process stopping under its call (host_stopped) count in neither part.",
                 "percentunit",
                 _query(
-                    f'1 - ((sum(rate({CLIENT_REQUESTS}{{{SELECT_TOOL}, {OUTCOME}=~"{unavailable}"}}'
+                    f"1 - ((sum(rate({CLIENT_REQUESTS}"
+                    f'{{{SELECT_TOOL}, {OUTCOME}=~"{unavailable}", {NOT_HOST_STOPPED}}}'
                     f"[$__rate_interval])) or vector(0))"
-                    f' / sum(rate({CLIENT_REQUESTS}{{{SELECT_TOOL}, {OUTCOME}=~"{answered}"}}[$__rate_interval])))',
+                    f" / sum(rate({CLIENT_REQUESTS}"
+                    f'{{{SELECT_TOOL}, {OUTCOME}=~"{answered}", {NOT_HOST_STOPPED}}}[$__rate_interval])))',
                     "availability",
                 ),
             )

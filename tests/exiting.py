@@ -18,7 +18,11 @@ from pathlib import Path
 from mcp import Client
 from processes import ONE_LINE_LOGS, free_port, wait_for_port
 
+import mcpobs
+
 ROOT = Path(__file__).resolve().parent.parent
+SOURCE = Path(mcpobs.__file__).resolve().parent.parent
+"""Where the test process's mcpobs comes from: a child imports the same one (a worktree's, not an install's)."""
 
 SHORT_SCRIPT = """
 import sys
@@ -53,7 +57,8 @@ OFF = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
 
 def environment(**settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    return {**env, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT / "examples"), **ONE_LINE_LOGS, **settings}
+    path = os.pathsep.join([str(SOURCE), str(ROOT / "examples")])
+    return {**env, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path, **ONE_LINE_LOGS, **settings}
 
 
 def exporting_to(port: int, **settings: str) -> dict[str, str]:

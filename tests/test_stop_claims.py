@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 from transports import server_spans
 
 from mcpobs import semconv as S
@@ -28,6 +28,7 @@ def no_stop_left():
     stop.reset()
     yield
     stop.reset()
+    stop.use(list, 3.0, None)  # no kill known: what the next instrument() sets again
 
 
 def shop(release: anyio.Event, entered: anyio.Event) -> MCPServer:
@@ -47,7 +48,7 @@ async def test_a_call_the_stop_ended_is_recorded_once_as_stopped_even_if_it_fini
     async with Client(shop(release, entered)) as client, anyio.create_task_group() as group:
         group.start_soon(client.call_tool, "slow", {})
         await entered.wait()
-        assert stop.end_running() == 1  # the process will not wait: the stop records it now
+        assert stop.end_running() == 2  # the process will not wait: the stop records it (server and client) now
         release.set()  # and then it finishes after all
     (span,) = server_spans(mcpobs_telemetry, "tools/call slow")
     assert span.attributes[S.OUTCOME] == S.Outcome.STOPPED
@@ -56,6 +57,10 @@ async def test_a_call_the_stop_ended_is_recorded_once_as_stopped_even_if_it_fini
     assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {**TOOL, S.OUTCOME: S.Outcome.STOPPED.value}) == 1
     assert mcpobs_telemetry.total(S.SERVER_REQUESTS.name, {**TOOL, S.OUTCOME: S.Outcome.OK.value}) == 0
     assert mcpobs_telemetry.total(S.SERVER_OPERATION_DURATION.name, TOOL) == 0  # no latency sample
+    (client,) = [s for s in mcpobs_telemetry.spans() if s.kind is SpanKind.CLIENT and s.name.startswith("tools/call")]
+    assert (client.attributes[S.OUTCOME], client.attributes[S.ERROR_TYPE]) == (S.Outcome.STOPPED, S.HOST_STOPPED)
+    assert mcpobs_telemetry.total(S.CLIENT_REQUESTS.name, {**TOOL, S.OUTCOME: S.Outcome.STOPPED.value}) == 1
+    assert mcpobs_telemetry.total(S.CLIENT_REQUESTS.name, {**TOOL, S.OUTCOME: S.Outcome.OK.value}) == 0
 
 
 async def test_a_call_that_finished_is_not_the_stops(mcpobs_telemetry):
@@ -87,8 +92,9 @@ def test_a_stop_of_the_whole_process_begins_once_and_stays(mcpobs_telemetry):
     assert not first.is_alive()
 
 
-@pytest.mark.parametrize(("grace", "outcome"), [(5.0, S.Outcome.OK), (0.1, S.Outcome.STOPPED)])
-async def test_a_call_that_answers_within_the_stops_grace_is_ok_else_stopped(mcpobs_telemetry, grace, outcome):
+@pytest.mark.parametrize(("grace", "outcome"), [(None, S.Outcome.OK), (5.0, S.Outcome.OK), (0.1, S.Outcome.STOPPED)])
+async def test_a_call_that_answers_before_a_known_kill_is_ok_else_stopped(mcpobs_telemetry, grace, outcome):
+    """`grace`: the seconds from the stop to the orchestrator's kill (None: no kill known, no call ended early)."""
     release, entered = anyio.Event(), anyio.Event()
     stop.use(list, 3.0, grace)  # nothing to export: the in-memory exporter has every ended span
     async with Client(shop(release, entered)) as client, anyio.create_task_group() as group:
@@ -100,3 +106,36 @@ async def test_a_call_that_answers_within_the_stops_grace_is_ok_else_stopped(mcp
     stop.finish(5)
     (span,) = server_spans(mcpobs_telemetry, "tools/call slow")
     assert span.attributes[S.OUTCOME] == outcome
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "seconds"),
+    [
+        (["granian", "app:app", "--workers-kill-timeout", "2"], {}, 2.0),
+        (["granian", "app:app", "--workers-kill-timeout=1m30s"], {}, 90.0),
+        (["granian", "app:app"], {"GRANIAN_WORKERS_KILL_TIMEOUT": "30s"}, 30.0),
+        (["granian", "app:app"], {}, None),
+    ],
+)
+def test_granians_kill_timeout_is_read_as_granian_reads_it(argv, env, seconds):
+    from mcpobs._core.stop_points import granian_kill_timeout
+
+    assert granian_kill_timeout(argv, env) == seconds
+
+
+def test_no_kill_known_ends_nothing_early_and_the_nearest_kill_wins():
+    stop.use(list, 3.0, None)
+    assert stop.kill_deadline() is None
+    stop.use(list, 3.0, 30.0)
+    stop.killed_after(2)
+    assert stop.kill_deadline() == 2.0
+    assert stop.kill_margin(2.0) == 0.5 and stop.kill_margin(30.0) == 1.0
+    stop.use(list, 3.0, None)
+
+
+def test_the_old_stop_grace_variable_is_not_read_and_says_what_to_set(caplog):
+    from mcpobs._core.autoconfig import termination_grace_from
+
+    assert termination_grace_from({"OTEL_PYTHON_MCP_STOP_GRACE": "18"}) is None
+    assert "OTEL_PYTHON_MCP_TERMINATION_GRACE" in caplog.text
+    assert termination_grace_from({"OTEL_PYTHON_MCP_TERMINATION_GRACE": "30"}) == 30.0

@@ -78,6 +78,9 @@ def instrument(**options: Unpack[InstrumentOptions]) -> None:
     - ``shutdown_timeout`` (``OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT``, else 3 s): the longest the
       flushes of a stop may take together: at the end of an HTTP app's lifespan (every
       provider mcpobs records to), at exit and on SIGTERM (the providers mcpobs configures).
+    - ``termination_grace`` (``OTEL_PYTHON_MCP_TERMINATION_GRACE``, else none): the seconds from SIGTERM to
+      the orchestrator's SIGKILL (Kubernetes' ``terminationGracePeriodSeconds``); the calls still
+      running just before it are recorded ``stopped`` and exported. Unset, none is ended early.
 
     A bad option raises `ConfigurationError` saying how to fix it. A server built before this
     call is instrumented when it first serves a connection.

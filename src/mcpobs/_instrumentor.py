@@ -68,13 +68,18 @@ def _stops(telemetry: Telemetry, changes: Changes) -> None:
 
     from mcpobs._core import stop as _stop
     from mcpobs._core import stop_points as _stop_points
-    from mcpobs._core.autoconfig import shutdown_timeout_from, stop_grace_from
+    from mcpobs._core.autoconfig import shutdown_timeout_from, termination_grace_from
 
     deadline = telemetry.settings.shutdown_timeout
     deadline = shutdown_timeout_from(os.environ) if deadline is None else deadline
-    _stop.use(telemetry.providers, deadline, stop_grace_from(os.environ))
+    grace = telemetry.settings.termination_grace
+    _stop.use(telemetry.providers, deadline, termination_grace_from(os.environ) if grace is None else grace)
     changes.wrap(_stop_points.patches())
     _stop_points.rebind()
+    with guarded("SIGTERM of the host"):
+        undo = _stop_points.host_sigterm()
+        if undo is not None:
+            changes.on_undo("SIGTERM handler", undo)
 
 
 def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:

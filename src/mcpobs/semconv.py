@@ -93,6 +93,8 @@ __all__ = [
     "GEN_AI_TOOL_NAME",
     "HANDSHAKE_METHODS",
     "HEADER_MISMATCH",
+    "HEADER_STOPPED",
+    "HOST_STOPPED",
     "HTTP_RESPONSE_STATUS_CODE",
     "INSTRUMENT",
     "INSTRUMENTATION_NAME",
@@ -323,6 +325,9 @@ TIMEOUT: Final = "timeout"
 """``error.type`` on a client span when the call timed out."""
 SERVER_STOPPED: Final = "server_stopped"
 """``error.type`` of a `stopped` request, on both sides: the server stopped while it ran."""
+HOST_STOPPED: Final = "host_stopped"
+"""``error.type`` of a `stopped` request on the client: its own process (the host) stopped while it
+ran (SIGTERM, its web server's grace over), so its answer was never taken (mcpobs's own)."""
 
 # The package marks the enum deprecated (gen_ai.operation.name moves namespace); the MCP
 # conventions pinned here still use it, and the value is the same.
@@ -733,6 +738,10 @@ META_VERDICT_WANTED: Final = "dev.mcpobs/verdictWanted"
 is `VERDICT_VERSION`. A server running mcpobs removes it before the server's own code sees the request."""
 VERDICT_VERSION: Final = 1
 """The one value of `META_VERDICT_WANTED` a server answers (any other is not asked)."""
+HEADER_STOPPED: Final = "mcpobs-stopped"
+"""HTTP response header a server running mcpobs adds to the 500 it answers a request its stop cut
+short (its handler cancelled by the server's shutdown before any answer): the status the ASGI server
+would have sent, so its client can record `stopped`, as the server does, not `server_error`."""
 
 # --- Events --------------------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ each exporting to a real OTLP receiver with exports held back until the end.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -15,6 +17,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -29,7 +32,7 @@ pytestmark = pytest.mark.anyio
 BIN = Path(sys.executable).parent
 HELD_BACK = {"OTEL_BSP_SCHEDULE_DELAY": "600000", "OTEL_METRIC_EXPORT_INTERVAL": "600000"}
 IN_FLIGHT = 3
-STOPPED, OK = S.Outcome.STOPPED.value, S.Outcome.OK.value
+STOPPED, OK, CANCELLED = S.Outcome.STOPPED.value, S.Outcome.OK.value, S.Outcome.CANCELLED.value
 
 APP = """
 import os
@@ -108,9 +111,11 @@ async def test_a_1x_server_under_uvicorn_killed_after_sigterm_exports_the_finish
     port = free_port()
     command = [str(BIN / "uvicorn"), "app:app", "--app-dir", str(tmp_path), "--port", str(port)]
     with receiver.running():
-        process = subprocess.Popen(
-            command, env=environment(receiver.port), stderr=(tmp_path / "stderr.txt").open("w"), start_new_session=True
-        )
+        env = {
+            **environment(receiver.port),
+            "OTEL_PYTHON_MCP_TERMINATION_GRACE": "1.5",
+        }  # the kill, as the operator says
+        process = subprocess.Popen(command, env=env, stderr=(tmp_path / "stderr.txt").open("w"), start_new_session=True)
         try:
             url = f"http://127.0.0.1:{port}/mcp"
             for _ in range(200):
@@ -185,3 +190,54 @@ async def test_a_1x_stdio_server_sigtermed_mid_call_records_every_call_and_orpha
     assert got[STOPPED] == 1, got
     assert counted(receiver, STOPPED) == 1
     assert orphans == []
+
+
+def _line(process: Any, message: dict[str, Any]) -> None:
+    process.stdin.write((json.dumps(message) + "\n").encode())
+    process.stdin.flush()
+
+
+async def test_a_1x_stdio_server_whose_host_vanishes_mid_call_records_the_caller_gone(tmp_path):
+    """The host killed mid-call (stdin closed, no `notifications/cancelled`; the SDK's host would then
+    SIGTERM and SIGKILL): `cancelled`, as on mcp 2.x (tests/test_stops.py), the caller's doing."""
+    (tmp_path / "app.py").write_text(APP)
+    receiver = OtlpReceiver()
+    with receiver.running():
+        process = subprocess.Popen(
+            [sys.executable, str(tmp_path / "app.py")],
+            env=environment(receiver.port),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            hello = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "host", "version": "1"},
+            }
+            _line(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+            process.stdout.readline()
+            _line(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            for n in range(1, 4):
+                _line(process, {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "whoami"}})
+                process.stdout.readline()
+            slow = {"name": "slow", "arguments": {}, "_meta": {"progressToken": "p"}}
+            _line(process, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": slow})
+            for _ in range(5):
+                assert b"notifications/progress" in process.stdout.readline()
+            process.stdin.close()  # the host is gone
+            for sig, wait in ((None, 2.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+                if sig is not None and process.poll() is None:
+                    process.send_signal(sig)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(wait)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        time.sleep(0.3)
+        got = tools_calls(receiver)
+    print(f"mcp 1.x stdio host vanishes mid-call: {dict(got)}")
+    assert got == {OK: 3, CANCELLED: 1}, got
+    assert counted(receiver, CANCELLED) == 1

@@ -30,6 +30,7 @@ from mcpobs._core import hooks as _hooks
 from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import runtime_context, sdk
+from mcpobs._core import stop as _stop
 from mcpobs._core import verdict as _verdict
 from mcpobs._core.guard import report
 from mcpobs._core.labels import LabelSets
@@ -104,6 +105,7 @@ class ClientCall:
         "method",
         "recorder",
         "request_id",
+        "server_stopped",
         "session",
         "span",
         "start",
@@ -137,6 +139,8 @@ class ClientCall:
         """The HTTP error status (>= 400) the request's POST got, over Streamable HTTP."""
         self.failure: BaseException | None = None
         """What the transport raised while sending the request (no connection, its auth flow)."""
+        self.server_stopped = False
+        """Its HTTP error said the server's stop cut it short (`S.HEADER_STOPPED`): `stopped`, not a 500."""
         self.extra: dict[str, Any] | None = None
         """Attributes written with the outcome: the labels the span did not start with, and what the
         reply told (the release that answered, the model)."""
@@ -148,6 +152,8 @@ class ClientCall:
         """The cursor a tools/list asked with: which listing its page continues."""
         self.verdict_asked = False
         """mcpobs asked the server for its verdict on this tools/call: taken out of the result (`_core/verdict.py`)."""
+        # A stop of this process that does not wait for it ends it as `stopped` (`_core/stop.py`).
+        _stop.enter(self, self._host_stopped)
 
     # -- what happened ------------------------------------------------------------------------
 
@@ -196,7 +202,7 @@ class ClientCall:
         """The request raised: no reply, or an error reply the SDK raised as `MCPError`."""
         try:
             self.elapsed = time.perf_counter() - self.start
-            self.cls = cls = classify.from_exception(exc, self.http_status, self.failure)
+            self.cls = cls = self._stopped(classify.from_exception(exc, self.http_status, self.failure))
             self.description = self.recorder.telemetry.privacy.description(self.failure or exc)
             self._answered(None)
             if self.asked is not None and cls.rpc_code is not None and cls.boundary in _JUDGED:
@@ -272,12 +278,13 @@ class ClientCall:
     # -- the end ------------------------------------------------------------------------------
 
     def end(self, exc: BaseException | None = None, end_time: int | None = None) -> None:
-        """End and count the call, unless its holder claims it (it then ends it later)."""
+        """End and count the call, unless its holder claims it (it then ends it later), or a stop did."""
         try:
             if self.cls is None:  # the request never ran (e.g. call_tool failed before sending)
                 self.elapsed = time.perf_counter() - self.start
                 failure = self.failure
-                self.cls = classify.from_exception(exc, self.http_status, failure) if exc is not None else _outcome.OK
+                cls = classify.from_exception(exc, self.http_status, failure) if exc is not None else _outcome.OK
+                self.cls = self._stopped(cls)
                 self.description = self.recorder.telemetry.privacy.description(failure or exc)
             cls = self.cls
             if self.unlisted is not None:
@@ -285,6 +292,8 @@ class ClientCall:
             holder = self.holder
             if holder is not None and holder.claim(self, exc):
                 return
+            if not _stop.release(self):
+                return  # the process's stop recorded it already (`_host_stopped`)
         except Exception as err:
             report("client span end", err)
             end_once(self.span)
@@ -292,7 +301,7 @@ class ClientCall:
         # The span and the metrics each in their own `try`: a trace pipeline that raises
         # costs no count, and a metric pipeline that raises costs no span.
         try:
-            self.end_as(cls, exc, end_time)
+            self._end_span(cls, exc, end_time)
         except Exception as err:
             report("client span end", err)
             end_once(self.span)
@@ -318,7 +327,12 @@ class ClientCall:
             self.span.set_attribute(S.GEN_AI_TOOL_NAME, bounded)
 
     def end_as(self, cls: Classification, exc: BaseException | None, end_time: int | None = None) -> None:
-        """Write `cls` onto the span and end it (a holder calls this for a call it kept)."""
+        """Write `cls` onto the span and end it (a holder calls this for a call it kept), unless the
+        process's stop ended it first."""
+        if _stop.release(self):
+            self._end_span(cls, exc, end_time)
+
+    def _end_span(self, cls: Classification, exc: BaseException | None, end_time: int | None = None) -> None:
         span = self.span
         if span.is_recording():
             attrs: dict[str, Any] = self.extra or {}
@@ -347,6 +361,22 @@ class ClientCall:
             tel.client_duration.record(self.elapsed, labels, context=self.context)
         notification = self.method.startswith(_NOTIFICATIONS)
         (tel.client_notifications if notification else tel.client_requests).add_shared(1, counted)
+
+    def _stopped(self, cls: Classification) -> Classification:
+        """`cls`, unless a stop decided it: the server's (its 500 said so), or this process's
+        (a cancellation while it stops: its web server's grace over, its own handler unwinding;
+        nobody gave up on the call)."""
+        if self.server_stopped and cls.outcome is S.Outcome.SERVER_ERROR:
+            return classify.CUT_SHORT
+        if cls is _outcome.CANCELLED and _stop.stopping():
+            return classify.HOST_STOPPED
+        return cls
+
+    def _host_stopped(self) -> None:
+        """This process stops and will not wait for the answer: end and count the call as `stopped`."""
+        self.cls = cls = classify.HOST_STOPPED
+        self._end_span(cls, None)
+        self.count(cls)
 
     @property
     def in_flight(self) -> bool:

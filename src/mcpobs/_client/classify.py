@@ -44,6 +44,11 @@ TOOL_ERROR = Classification(Outcome.TOOL_ERROR, Boundary.HANDLER, S.TOOL_ERROR)
 GONE = Classification(Outcome.STOPPED, Boundary.TRANSPORT, S.SERVER_STOPPED, CONNECTION_CLOSED, sample=False)
 """The connection closed under the request: the server stopped (or went away) while it ran, the
 outcome and `error.type` its own span says (`_core/stop.py`)."""
+CUT_SHORT = Classification(Outcome.STOPPED, Boundary.TRANSPORT, S.SERVER_STOPPED, sample=False)
+"""An HTTP 500 whose server said its stop cut the request short (`S.HEADER_STOPPED`): what its span says."""
+HOST_STOPPED = Classification(Outcome.STOPPED, None, S.HOST_STOPPED, sample=False)
+"""The client's own process stopped while the request ran (`_core/stop.py`): its SIGTERM, its web
+server's grace over. Not the caller giving up (`cancelled`): nobody chose to."""
 UNSUPPORTED_VERSION = Classification(Outcome.CLIENT_ERROR, Boundary.VERSION, "RuntimeError")
 """`initialize` answered with a revision the client does not speak (the SDK raises locally)."""
 
@@ -116,9 +121,21 @@ def from_status(status: int, code: int | None) -> Classification:
     return found
 
 
+_CLOSED_UNDER = frozenset({"RemoteProtocolError", "ReadError"})
+"""httpx's (and httpcore's) names for a connection that closed after the request went out and before
+its answer: the server process gone while it ran (killed at the end of its grace, say)."""
+
+
 def outage(exc: BaseException) -> Classification:
-    """The transport raised under the request (no connection, DNS, TLS, its auth flow): no answer came."""
-    return Classification(Outcome.SERVER_ERROR, Boundary.TRANSPORT, type(exc).__qualname__, sample=False)
+    """The transport raised under the request (no connection, DNS, TLS, its auth flow): no answer came.
+
+    A connection closed under a request already sent is its server stopping while it ran: `stopped`,
+    as the SDK's -32000 says over stdio and a legacy stream (`GONE`); one never made is an outage.
+    """
+    kind = type(exc)
+    if kind.__name__ in _CLOSED_UNDER and kind.__module__.startswith(("httpx", "httpcore")):
+        return GONE
+    return Classification(Outcome.SERVER_ERROR, Boundary.TRANSPORT, kind.__qualname__, sample=False)
 
 
 def from_exception(

@@ -136,6 +136,7 @@ class _Watched:
             status = int(response.status_code)
             if status >= 400:
                 call.http_status = status
+                call.server_stopped = S.HEADER_STOPPED in response.headers
             network = call.labels_key[4]
             if network is not None and S.NETWORK_PROTOCOL_VERSION not in network.labels:
                 learn_version(call, network, response)

@@ -44,7 +44,12 @@ from opentelemetry.sdk.resources import Resource
 from mcpobs._core import reachability as _reachability
 from mcpobs._core import service_version as _service_version
 from mcpobs._core import shutdown as _shutdown
-from mcpobs._core.config import DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_STOP_GRACE, SHUTDOWN_TIMEOUT_ENV, STOP_GRACE_ENV
+from mcpobs._core.config import (
+    DEFAULT_SHUTDOWN_TIMEOUT,
+    GONE_STOP_GRACE_ENV,
+    SHUTDOWN_TIMEOUT_ENV,
+    TERMINATION_GRACE_ENV,
+)
 from mcpobs._core.guard import logger
 from mcpobs._core.text import for_log
 from mcpobs._core.uri import scrub
@@ -116,22 +121,29 @@ def configure(environ: Mapping[str, str] | None = None, shutdown_timeout: float 
 
 def shutdown_timeout_from(env: Mapping[str, str]) -> float:
     """`OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT` in seconds; a value that is not a positive number costs one line."""
-    return _seconds(env, SHUTDOWN_TIMEOUT_ENV, DEFAULT_SHUTDOWN_TIMEOUT)
+    found = _seconds(env, SHUTDOWN_TIMEOUT_ENV, DEFAULT_SHUTDOWN_TIMEOUT)
+    return DEFAULT_SHUTDOWN_TIMEOUT if found is None else found
 
 
-def stop_grace_from(env: Mapping[str, str]) -> float:
-    """`OTEL_PYTHON_MCP_STOP_GRACE` in seconds: how long a stop lets the calls in flight finish."""
-    return _seconds(env, STOP_GRACE_ENV, DEFAULT_STOP_GRACE)
+def termination_grace_from(env: Mapping[str, str]) -> float | None:
+    """`OTEL_PYTHON_MCP_TERMINATION_GRACE` in seconds: from SIGTERM to the orchestrator's SIGKILL; None when not set."""
+    if env.get(GONE_STOP_GRACE_ENV, "").strip() and not env.get(TERMINATION_GRACE_ENV, "").strip():
+        logger.warning(
+            "mcpobs: %s is no longer read (it guessed when the calls in flight were abandoned); set %s to the "
+            "seconds from SIGTERM to your orchestrator's SIGKILL (Kubernetes' terminationGracePeriodSeconds).",
+            GONE_STOP_GRACE_ENV,
+            TERMINATION_GRACE_ENV,
+        )
+    return _seconds(env, TERMINATION_GRACE_ENV, None)
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+def _seconds(env: Mapping[str, str], name: str, default: float | None) -> float | None:
     raw = env.get(name, "").strip()
     if not raw:
         return default
     if not _is_positive_number(raw):
-        logger.error(
-            "mcpobs: %s=%s is not a number of seconds; the default (%s) is used.", name, for_log(repr(raw)), default
-        )
+        instead = "it is ignored" if default is None else f"the default ({default:g}) is used"
+        logger.error("mcpobs: %s=%s is not a number of seconds; %s.", name, for_log(repr(raw)), instead)
         return default
     return float(raw)
 

@@ -20,14 +20,14 @@ _CAPTURE_ON = frozenset({"true", "span_only", "span_and_event"})
 _CAPTURE_OFF = frozenset({"", "false", "no_content", "event_only"})
 _EXCLUDED_ENV = "OTEL_PYTHON_MCP_EXCLUDED_METHODS"
 SHUTDOWN_TIMEOUT_ENV = "OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT"
-STOP_GRACE_ENV = "OTEL_PYTHON_MCP_STOP_GRACE"
+TERMINATION_GRACE_ENV = "OTEL_PYTHON_MCP_TERMINATION_GRACE"
+GONE_STOP_GRACE_ENV = "OTEL_PYTHON_MCP_STOP_GRACE"
+"""No longer read (issue 50: it guessed when the calls in flight were abandoned); set, it costs one line."""
 _SHAPES_ENV = "OTEL_PYTHON_MCP_RECORD_SHAPES"
 _CALLER_CONTEXT_ENV = "OTEL_PYTHON_MCP_CALLER_CONTEXT"
 CALLER_CONTEXTS = ("join", "trust", "link")
 """What a server makes of a caller's trace context (`_server/incoming.py`); the first is the default."""
 DEFAULT_SHUTDOWN_TIMEOUT = 3.0
-DEFAULT_STOP_GRACE = 1.0
-"""Seconds a stop lets the calls in flight finish before it ends them as `stopped` (`_core/stop.py`)."""
 """Seconds the flush at exit (and on SIGTERM) may take: inside the 4 s an MCP SDK host gives a
 stdio server between closing its stdin and SIGKILL."""
 
@@ -93,6 +93,10 @@ class Settings:
     caller_context: str = "join"
     """A caller's `traceparent`: `join` its trace, the server's sampler deciding; `trust` its sampled flag,
     `tracestate` and baggage too (a trusted mesh); `link` it from a new trace (`_server/incoming.py`)."""
+    termination_grace: float | None = None
+    """Seconds from SIGTERM to the orchestrator's SIGKILL (Kubernetes' `terminationGracePeriodSeconds`):
+    calls still running just before it are recorded `stopped` and exported; None: the variable, else
+    no kill is assumed (`_core/stop.py`)."""
     omit_attributes: frozenset[str] = frozenset()
     """Names of `semconv.ATTRIBUTE_GROUPS` left off request spans: each is bytes on every exported call, and
     a team that reads them elsewhere (the handshake span, the metrics) need not pay for them per call."""
@@ -131,6 +135,8 @@ class Options(TypedDict, total=False):
     shutdown_timeout: float | None
     caller_context: Literal["join", "trust", "link"] | None
     """None (or left out): `OTEL_PYTHON_MCP_CALLER_CONTEXT`, else "join"."""
+    termination_grace: float | None
+    """None (or left out): `OTEL_PYTHON_MCP_TERMINATION_GRACE`, else no kill is assumed."""
     omit_attributes: Iterable[str] | str | None
     """None (or left out): `OTEL_PYTHON_MCP_OMIT_ATTRIBUTES`; a string is comma-separated."""
 
@@ -143,7 +149,15 @@ class InstrumentOptions(Options, total=False):
 
 
 _FROM_ENVIRONMENT = frozenset(
-    {"capture_content", "record_shapes", "excluded_methods", "shutdown_timeout", "caller_context", "omit_attributes"}
+    {
+        "capture_content",
+        "record_shapes",
+        "excluded_methods",
+        "shutdown_timeout",
+        "termination_grace",
+        "caller_context",
+        "omit_attributes",
+    }
 )
 """Options whose absence means "read the environment": None in the signature, not `Settings`' value."""
 
@@ -381,6 +395,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),
         shutdown_timeout=_seconds("shutdown_timeout", kwargs.get("shutdown_timeout")),
         caller_context=_caller_context(kwargs.get("caller_context"), environ),
+        termination_grace=_seconds("termination_grace", kwargs.get("termination_grace")),
         omit_attributes=_omitted(kwargs.get("omit_attributes"), environ, record_shapes),
         **{name: _hook(name, kwargs.get(name)) for name in _HOOKS},
     )

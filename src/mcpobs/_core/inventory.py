@@ -49,6 +49,11 @@ GRANIAN_TESTED = ("2.8.7",)
 """The `granian` release its row (where a granian worker's stop begins) is resolved on (the dev pin)."""
 HYPERCORN_TESTED = ("0.18.0",)
 """The `hypercorn` release its row (where a hypercorn worker's stop begins) is resolved on (the dev pin)."""
+UVICORN_WORKER_TESTED = ("0.4.0",)
+"""The `uvicorn-worker` release its row (a gunicorn worker about to serve) is resolved on (the dev pin)."""
+GUNICORN_TESTED = ("27.0.1",)
+"""The `gunicorn` release its row (a worker's kill deadline) is resolved on (the dev pin)."""
+"""The `hypercorn` release its row (where a hypercorn worker's stop begins) is resolved on (the dev pin)."""
 
 SUPPORTED = {"mcp": ">= 1.24.0, < 3", "fastmcp": ">= 3.4, < 5"}
 """The ranges mcpobs declares: `mcp` is required (`MCPInstrumentor.instrumentation_dependencies`);
@@ -64,6 +69,8 @@ def tested(package: str) -> tuple[str, ...]:
         "uvicorn": UVICORN_TESTED,
         "granian": GRANIAN_TESTED,
         "hypercorn": HYPERCORN_TESTED,
+        "uvicorn-worker": UVICORN_WORKER_TESTED,
+        "gunicorn": GUNICORN_TESTED,
     }.get(package, FASTMCP_TESTED)
 
 
@@ -134,12 +141,18 @@ GRANIAN = ">=2.5,<3"
 """granian's rows: the releases whose python workers take SIGTERM through `_signals.set_loop_signals`."""
 HYPERCORN = ">=0.16,<1"
 """hypercorn's rows: the releases whose workers learn of their stop by polling `check_multiprocess_shutdown_event`."""
+UVICORN_WORKER = ">=0.2,<1"
+"""uvicorn-worker's rows: the releases whose `UvicornWorker` runs uvicorn's `Server` under gunicorn's `cfg`."""
+GUNICORN = ">=21,<28"
+"""gunicorn's rows: the releases whose `Config` holds `graceful_timeout` among its settings."""
 _DEFAULT_RELEASES = {
     "mcp": MCP_2,
     "fastmcp": FASTMCP_4,
     "uvicorn": UVICORN,
     "granian": GRANIAN,
     "hypercorn": HYPERCORN,
+    "uvicorn-worker": UVICORN_WORKER,
+    "gunicorn": GUNICORN,
 }
 
 
@@ -493,6 +506,21 @@ GRANIAN_WORKER_SIGNALS = wrap(
     "a granian worker's SIGTERM: export now, then end what still runs, inside --workers-kill-timeout",
     package="granian",
 )
+GUNICORN_UVICORN_WORKER = wrap(
+    "uvicorn_worker._workers:UvicornWorker.run",
+    "a gunicorn worker about to serve: gunicorn SIGKILLs it --graceful-timeout after SIGTERM (its kill deadline)",
+    package="uvicorn-worker",
+)
+GUNICORN_SETTINGS = read(
+    "gunicorn.config:Config.settings",
+    "its graceful_timeout: the seconds gunicorn gives a worker between SIGTERM and SIGKILL",
+    package="gunicorn",
+)
+GRANIAN_DURATION = read(
+    "granian.cli:Duration",
+    "granian's own reading of --workers-kill-timeout (a worker's kill deadline)",
+    package="granian",
+)
 HYPERCORN_WORKER_STOP = wrap(
     "hypercorn.asyncio.run:check_multiprocess_shutdown_event",
     "a hypercorn worker told to stop (its main process's SIGTERM, passed as an event): export now, then end what"
@@ -512,10 +540,6 @@ RUNNER_OUTBOUND_INNER = read(
 )
 JSONRPC_PROGRESS_TOKEN = read(
     "mcp.shared.jsonrpc_dispatcher:_JSONRPCDispatchContext._progress_token", "did the caller ask for progress"
-)
-JSONRPC_CANCEL_REQUESTED = read(
-    "mcp.shared.jsonrpc_dispatcher:_JSONRPCDispatchContext.cancel_requested",
-    "a pipe's request cancelled with no notifications/cancelled: the server's own end (_server/cancellation.py)",
 )
 MODERN_PROGRESS_TOKEN = read(
     "mcp.server._streamable_http_modern:_SingleExchangeDispatchContext.progress_token",

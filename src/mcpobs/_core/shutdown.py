@@ -86,6 +86,7 @@ def install(providers: list[Any], deadline: float) -> None:
         # host's, 2 s after it closed stdin) changes nothing: that flush ends within its deadline.
         _start(providers, deadline, terminate=True)
 
+    on_sigterm._mcpobs_stop = True  # type: ignore[attr-defined]
     signal.signal(signal.SIGTERM, on_sigterm)
 
 

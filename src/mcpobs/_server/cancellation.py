@@ -64,28 +64,5 @@ def reason(ctx: Any) -> str | None:
     return _reasons.get(id(_state.dispatch_context(ctx.session))) if _reasons else None
 
 
-_JSONRPC_CONTEXT = I.JSONRPC_CANCEL_REQUESTED.name.partition(".")[0]
-"""The JSON-RPC dispatcher's per-request context: the one that sets `cancel_requested` on a peer's cancel."""
-
-
-def server_cancelled(ctx: Any) -> bool:
-    """A request cancelled on stdio that its peer never asked to cancel: the server's own end
-    cancelled it (its stdin closed: the host went away), not the caller.
-
-    The JSON-RPC dispatcher sets the request's `cancel_requested` when the peer's
-    `notifications/cancelled` arrives, before the handler is cancelled. Elsewhere a caller cancels
-    without it (an HTTP client drops its POST, an in-memory one cancels its scope): there the stop
-    itself says (`_core/stop.py`).
-    """
-    if ctx.request is not None:
-        return False
-    dctx = _state.dispatch_context(ctx.session)
-    if type(dctx).__name__ != _JSONRPC_CONTEXT:
-        return False
-    requested = getattr(dctx, I.JSONRPC_CANCEL_REQUESTED.attribute, None)
-    is_set = getattr(requested, "is_set", None)
-    return callable(is_set) and not is_set()
-
-
 def patches() -> list[Patch]:
     return [Patch.of(I.DISPATCH_NOTIFICATION, _note_reason)]

@@ -241,9 +241,10 @@ class ServerMiddleware:
                 cls = _outcome.from_exception(
                     exc, call.method, _initialized(ctx), self._mistake(call, ctx.params), in_handler
                 )
-                if cls is _outcome.CANCELLED and (_stop.stopping() or _cancellation.server_cancelled(ctx)):
-                    # the server's stop cancelled it (a grace ending, stdin closed), not the caller
+                if cls is _outcome.CANCELLED and _stop.stopping():
+                    # the server's stop cancelled it (a grace ending, its lifespan's end), not the caller
                     cls = _outcome.STOPPED
+                    _stop.flush_soon()  # exported even if the stop's own flushes ran already
                 elif cls is _outcome.CANCELLED and (reason := self._cancel_reason(ctx)) is not None:
                     # the peer's text: an error message like any other (opt-in, through `redact`)
                     recorded = self.telemetry.privacy.message(reason, S.MAX_REASON_LENGTH)

@@ -36,10 +36,12 @@ from opentelemetry.trace import Link, SpanKind, StatusCode
 from mcpobs import semconv as S
 from mcpobs._core import inventory as I
 from mcpobs._core import propagation as _propagation
+from mcpobs._core import stop as _stop
 from mcpobs._core.guard import guarded, logger
 from mcpobs._core.labels import http_network
 from mcpobs._core.methods import SPEC_METHODS
 from mcpobs._core.names import bounded_version
+from mcpobs._core.outcome import is_cancellation
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import incoming as _incoming
@@ -139,6 +141,10 @@ class TransportBoundary:
         token = _exchange.set(exchange)
         try:
             await self.app(scope, receive, observe)
+        except BaseException as exc:
+            if exchange.status == 0 and is_cancellation(exc) and _stop.stopping():
+                await _answer_stopped(send)
+            raise
         finally:
             _exchange.reset(token)
             if exchange.status >= 400:
@@ -205,6 +211,32 @@ class TransportBoundary:
                 span.set_status(StatusCode.ERROR, attrs[S.ERROR_TYPE])
             span.end()
         self.telemetry.server_requests.add(1, labels)
+
+
+_STOPPED_500 = (
+    {
+        "type": "http.response.start",
+        "status": 500,
+        "headers": [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", b"21"),
+            (b"connection", b"close"),
+            (S.HEADER_STOPPED.encode(), b"1"),
+        ],
+    },
+    {"type": "http.response.body", "body": b"Internal Server Error"},
+)
+"""What uvicorn answers an app that raised before answering, and the header that says why."""
+
+
+async def _answer_stopped(send: Any) -> None:
+    """The server's stop cancelled this request before it answered: send the 500 the ASGI server
+    would, saying so (`S.HEADER_STOPPED`), so the client records `stopped` as the server did."""
+    try:
+        for message in _STOPPED_500:
+            await send(message)
+    except BaseException as exc:  # the connection is gone too: nothing to tell anyone
+        logger.debug("mcpobs: answering a request the stop cut short failed: %r", exc)
 
 
 def _not_mcp(scope: Any, headers: dict[str, str]) -> bool:

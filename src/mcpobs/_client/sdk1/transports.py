@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any, cast
 
+from mcpobs import semconv as S
 from mcpobs._client import bare, http, memory
 from mcpobs._client.calls import ClientCall
 from mcpobs._client.memory import InFlight
@@ -197,6 +198,7 @@ def _torn_down(filed: InFlight, exc: BaseException) -> None:
     own = posting[0] if posting is not None else None
     if own is not None and isinstance(status, int) and status >= 400:
         own.http_status = status
+        own.server_stopped = S.HEADER_STOPPED in getattr(response, "headers", {})
     for call in list(filed.values()):
         if call.failure is None:
             call.failure = exc
