@@ -35,9 +35,9 @@ from packaging.version import InvalidVersion, Version
 from mcpobs._core import sdk
 from mcpobs._core.guard import logger
 
-MCP_TESTED = ("2.3.0", "1.30.0", "1.24.0")
-"""The `mcp` releases every row below is resolved on (the dev pin; the 1.x line's two ends in
-scripts/test-sdk1's venvs; `tests/test_inventory.py`)."""
+MCP_TESTED = ("2.3.0", "2.2.0", "2.1.1", "2.0.1", "1.30.0", "1.24.0")
+"""The `mcp` releases every row below is resolved on (the dev pin; the rest of the 2.x line and the
+1.x line's two ends in scripts/test-sdk2's and scripts/test-sdk1's venvs; `tests/test_inventory.py`)."""
 
 FASTMCP_TESTED = ("4.2.3", "4.1.7", "3.4.11")
 """The `fastmcp` releases the FastMCP rows are resolved on (4.1.x in a separate venv, see docs/fastmcp.md;
@@ -127,8 +127,11 @@ def warn_untested() -> None:
 
 Kind = Literal["wrap", "read"]
 
-MCP_2 = ">=2.3,<3"
-"""The mcp 2.x line's rows (revision 2026-07-28; its middleware chain, `Client`, `mcp_types`)."""
+MCP_2 = ">=2.0,<3"
+"""The mcp 2.x line's rows (revision 2026-07-28; its middleware chain, `Client`, `mcp_types`), from 2.0.
+What moved between 2.0 and 2.3 is gated per row (`MCP_2_2`) or read where it is (docs/compatibility.md)."""
+MCP_2_2 = ">=2.2,<3"
+"""Rows of mcp 2.2 and later: `stream_within_origin`, where the 2.x client's POST gets its HTTP response."""
 FASTMCP_4 = ">=4.1,<5"
 """FastMCP 4's rows (on mcp 2.x)."""
 MCP_1 = ">=1.24,<2"
@@ -593,7 +596,11 @@ HTTP_POST = wrap(
     f"{_HTTP_TRANSPORT}._handle_post_request",
     "what a request's POST raised: an outage, not a cancellation (_client/http.py)",
 )
-HTTP_STATUS = wrap("mcp.client.streamable_http:stream_within_origin", "a request's HTTP error status (_client/http.py)")
+HTTP_STATUS = wrap(
+    "mcp.client.streamable_http:stream_within_origin",
+    "a request's HTTP error status (_client/http.py); 2.0 and 2.1 stream on the HTTP client itself",
+    releases=MCP_2_2,
+)
 SESSION_INIT = wrap(f"{_SESSION}.__init__", "a bare ClientSession: the transport it was built on (_client/bare.py)")
 SESSION_ENTER = wrap(f"{_SESSION}.__aenter__", "a bare ClientSession's duration (_client/bare.py)")
 SESSION_EXIT = wrap(f"{_SESSION}.__aexit__", "a bare ClientSession's duration (_client/bare.py)")

@@ -7,7 +7,8 @@ closes stdin, waits 2 s, sends SIGTERM, waits 2 s more, then SIGKILL) with its t
 unsent. Here each provider shuts down on a thread of its own (traces and metrics do not wait
 for each other), and the process waits for them at most the deadline (`shutdown_timeout`,
 `OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT`, 3 s by default: inside a stdio host's 4 s), then exits
-with whatever could be flushed.
+with whatever could be flushed. Python 3.12.0 and 3.12.1 start no thread at exit: there the
+flush at exit runs on the exiting thread, the providers one after another within the deadline.
 
 SIGTERM never flushes inside the signal handler: the handler runs on the main thread between
 two bytecodes, possibly while that thread holds an SDK lock the flush needs (a SIGTERM landing
@@ -176,7 +177,11 @@ def _start(providers: list[Any], deadline: float, terminate: bool) -> threading.
             name="mcpobs-shutdown",
             daemon=True,
         )
-    _flushing.start()
+        try:
+            _flushing.start()
+        except RuntimeError:  # no thread can start now (`_at_exit` on Python 3.12.0 and 3.12.1)
+            _flushing = None
+            raise
     return _flushing
 
 
@@ -197,9 +202,36 @@ def _flush_then_terminate(providers: list[Any], deadline: float) -> None:
 def _at_exit(providers: list[Any], deadline: float) -> None:
     _end_running()
     deadline = _left_of_the_stop(deadline)
-    flushing = _start(providers, deadline, terminate=False) or _flushing
+    try:
+        flushing = _start(providers, deadline, terminate=False) or _flushing
+    except RuntimeError:
+        # Python 3.12.0 and 3.12.1 start no thread once the interpreter is finalizing, and
+        # `atexit` runs then (cpython#104690; 3.12.2 allows it again until the threads are joined).
+        _flush_here(providers, deadline)
+        return
     if flushing is not None:
         flushing.join(deadline + 0.5)  # the flush bounds itself; the margin covers its own bookkeeping
+
+
+def _flush_here(providers: list[Any], deadline: float) -> None:
+    """The flush at exit on the exiting thread, one provider after another, each given what is left.
+
+    The metrics provider stops at its timeout; the tracer provider's shutdown takes none, and
+    its exporter's own timeout bounds it (behind a silent collector the reachability check
+    has already turned exporting off).
+    """
+    ends = time.monotonic() + deadline
+    for provider in providers:
+        left = ends - time.monotonic()
+        if left <= 0:
+            logger.warning(
+                "mcpobs: telemetry was not flushed within %.1f s (%s not flushed); exiting without it. "
+                "Check the collector, or set OTEL_PYTHON_MCP_SHUTDOWN_TIMEOUT (seconds).",
+                deadline,
+                type(provider).__name__,
+            )
+            return
+        _shutdown(provider, max(int(left * 1000), 1))
 
 
 def reset() -> None:

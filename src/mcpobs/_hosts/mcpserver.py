@@ -93,19 +93,29 @@ async def tool_call_hook(wrapped: Any, instance: Any, args: Any, kwargs: Any) ->
 def _classify_tool_exception(
     exc: BaseException, manager: Any, args: Any, kwargs: Any
 ) -> tuple[Classification | None, BaseException | None]:
-    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from mcp.server.mcpserver import exceptions
     from pydantic import ValidationError
 
-    if isinstance(exc, UnexpectedToolError):
-        cause = exc.__cause__ or exc
+    # mcp 2.1 and later raise a crash as `UnexpectedToolError`; 2.0 wraps every failure in a
+    # `ToolError` whose cause is what was raised, so there a cause that is no `ToolError`,
+    # `ResourceError` or validation error is the crash.
+    unexpected = getattr(exceptions, "UnexpectedToolError", None)
+    cause = exc.__cause__
+    if (unexpected is not None and isinstance(exc, unexpected)) or (
+        unexpected is None
+        and isinstance(exc, exceptions.ToolError)
+        and cause is not None
+        and not isinstance(cause, exceptions.ToolError | exceptions.ResourceError | ValidationError)
+    ):
+        cause = cause or exc
         if _outcome.refuses_caller(cause):
             return _outcome.ACCESS_REFUSED, None
         return _outcome.TOOL_CRASH, cause
-    if isinstance(exc, ToolError):
+    if isinstance(exc, exceptions.ToolError):
         name = args[0] if args else kwargs.get("name")
-        if exc.__cause__ is None and manager.get_tool(name) is None:
+        if cause is None and manager.get_tool(name) is None:
             return _outcome.UNKNOWN_TOOL, None
-        if isinstance(exc.__cause__, ValidationError):
+        if isinstance(cause, ValidationError):
             return _outcome.BAD_ARGUMENTS, None
         return _outcome.TOOL_ERROR, None
     from mcp.shared.exceptions import MCPError
