@@ -105,11 +105,6 @@ def for_hook(value: Any) -> Any:
     """What a hook is handed for `value`: an atom as it is; a container or a model (a result, a
     client's request: a hook may ask its type) a deep copy; any other object (the server's
     request context, which holds the live session) a `ReadOnly` view."""
-    kind = cast("type[Any]", type(value))
-    if kind in _ATOMS:
-        return value
-    if kind is dict or kind is list or kind is tuple:
-        return detached(value)
-    if isinstance(value, BaseModel):
-        return _model(value)
+    if type(value) in _ATOMS or isinstance(value, dict | list | tuple | BaseModel):
+        return _data(value)
     return ReadOnly(value)
