@@ -76,10 +76,13 @@ def _stops(telemetry: Telemetry, changes: Changes) -> None:
     _stop.use(telemetry.providers, deadline, termination_grace_from(os.environ) if grace is None else grace)
     changes.wrap(_stop_points.patches())
     _stop_points.rebind()
-    with guarded("SIGTERM of the host"):
-        undo = _stop_points.host_sigterm()
-        if undo is not None:
-            changes.on_undo("SIGTERM handler", undo)
+    # Only where there is something to export: with no SDK provider given or set (the bare
+    # instrumentor, as contrib's), mcpobs changes nothing global, SIGTERM's disposition included.
+    if any(hasattr(provider, "force_flush") for provider in telemetry.providers()):
+        with guarded("SIGTERM of the host"):
+            undo = _stop_points.host_sigterm()
+            if undo is not None:
+                changes.on_undo("SIGTERM handler", undo)
 
 
 def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:

@@ -162,7 +162,7 @@ def _force_flush(provider: Any, millis: int) -> None:
     try:
         provider.force_flush(timeout_millis=millis)
     except Exception as exc:
-        logger.debug("mcpobs: flush at the end of the lifespan failed: %r", exc)
+        logger.debug("mcpobs: flush failed: %r", exc)
 
 
 def _start(providers: list[Any], deadline: float, terminate: bool) -> threading.Thread | None:
@@ -216,9 +216,9 @@ def _at_exit(providers: list[Any], deadline: float) -> None:
 def _flush_here(providers: list[Any], deadline: float) -> None:
     """The flush at exit on the exiting thread, one provider after another, each given what is left.
 
-    The metrics provider stops at its timeout; the tracer provider's shutdown takes none, and
-    its exporter's own timeout bounds it (behind a silent collector the reachability check
-    has already turned exporting off).
+    A flush, not a shutdown: the tracer provider's shutdown takes no timeout (its exporter's own,
+    10 s by default, would bound it behind a silent collector), while `force_flush` stops at the
+    time given; the process is ending, so nothing is left running that a shutdown would stop.
     """
     ends = time.monotonic() + deadline
     for provider in providers:
@@ -231,7 +231,7 @@ def _flush_here(providers: list[Any], deadline: float) -> None:
                 type(provider).__name__,
             )
             return
-        _shutdown(provider, max(int(left * 1000), 1))
+        _force_flush(provider, max(int(left * 1000), 1))
 
 
 def reset() -> None:
