@@ -73,4 +73,31 @@ def tool_exception(exc: BaseException) -> tuple[Classification, BaseException | 
         return _outcome.TOOL_CRASH, exc
     if _outcome.refuses_caller(exc):
         return _outcome.ACCESS_REFUSED, None
+    if _caller_gone(exc):
+        return _outcome.CANCELLED, None
     return _outcome.TOOL_CRASH, exc
+
+
+def _caller_gone(exc: BaseException) -> bool:
+    """The tool failed writing to its session (a progress report, a request to the caller) because
+    the session's stream had closed: the caller vanished (a stdio host gone). mcp 1.30 cancels
+    the request first; mcp 1.24 lets the tool's next write fail. Either way the caller's doing
+    (docs/failure-taxonomy.md), `cancelled` on both lines."""
+    import anyio
+
+    seen: set[int] = set()
+    found: BaseException | None = exc
+    while found is not None and id(found) not in seen:
+        seen.add(id(found))
+        if isinstance(found, anyio.ClosedResourceError | anyio.BrokenResourceError):
+            frame = found.__traceback__
+            while frame is not None:
+                if frame.tb_frame.f_code.co_filename.replace("\\", "/").endswith(_SESSION_MODULE):
+                    return True
+                frame = frame.tb_next
+        found = found.__cause__ or found.__context__
+    return False
+
+
+_SESSION_MODULE = "/mcp/shared/session.py"
+"""Where the SDK's session writes its messages (`BaseSession.send_notification`, `send_request`)."""
