@@ -127,8 +127,9 @@ def commands(shape: str, port: int, app_dir: Path) -> list[str]:
             "--workers",
             "2",
         ]
-    if shape == "hypercorn --workers 2":
-        return [str(BIN / "hypercorn"), "app:app", "--bind", where, "--workers", "2"]
+    if shape in ("hypercorn", "hypercorn --workers 2"):
+        workers = "2" if shape.endswith("2") else "1"
+        return [str(BIN / "hypercorn"), "app:app", "--bind", where, "--workers", workers]
     raise ValueError(shape)
 
 

@@ -92,7 +92,16 @@ class Stopped:
         )
 
 
-SHAPES = {"uvicorn": "uvicorn", "gunicorn": "gunicorn", "hypercorn": "hypercorn --workers 2"}
+SHAPES = {
+    "uvicorn": "uvicorn",
+    "gunicorn": "gunicorn",
+    "hypercorn": "hypercorn --workers 2",
+    "hypercorn, 1 worker": "hypercorn",
+}
+"""hypercorn 0.18's supervisor drains only until its first worker exits, then SIGTERMs the rest
+(`run.py`: `wait(...sentinel...)`, then `terminate()`), and a worker has no SIGTERM handler of its
+own: with two workers, a call on the worker that did not exit first is abandoned, and `stopped` on
+both sides is what happened. Its drain is therefore tested with one worker."""
 
 
 @dataclass(frozen=True)
@@ -192,7 +201,7 @@ async def test_a_drain_records_the_calls_it_finished_as_they_ended(tmp_path, mcp
         {
             "uvicorn": Scenario("uvicorn"),  # uvicorn waits for its calls however long they take
             "gunicorn": Scenario("gunicorn"),  # gunicorn's default grace: 30 s
-            "hypercorn": Scenario("hypercorn", ("--graceful-timeout", "20")),
+            "hypercorn": Scenario("hypercorn, 1 worker", ("--graceful-timeout", "20")),
         },
     )
     for result in results.values():
