@@ -28,6 +28,7 @@ from typing import Final, Literal
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as _gen_ai
 from opentelemetry.semconv._incubating.attributes import jsonrpc_attributes as _jsonrpc
 from opentelemetry.semconv._incubating.attributes import mcp_attributes as _mcp
+from opentelemetry.semconv._incubating.attributes import messaging_attributes as _messaging
 from opentelemetry.semconv._incubating.attributes import rpc_attributes as _rpc
 from opentelemetry.semconv._incubating.attributes import user_attributes as _user
 from opentelemetry.semconv._incubating.metrics import mcp_metrics as _mcp_metrics
@@ -64,6 +65,7 @@ __all__ = [
     "CLIENT_REQUESTS",
     "CLIENT_SESSION_DURATION",
     "CLIENT_SPAN",
+    "CLIENT_TASK_POLLS",
     "CLIENT_VERSION",
     "CONTRACT",
     "CONVENTION_DOC_COMMIT",
@@ -118,6 +120,10 @@ __all__ = [
     "MCP_PROTOCOL_VERSION",
     "MCP_RESOURCE_URI",
     "MCP_SESSION_ID",
+    "MESSAGING_DESTINATION_NAME",
+    "MESSAGING_OPERATION_NAME",
+    "MESSAGING_OPERATION_TYPE",
+    "MESSAGING_SYSTEM",
     "META_MODEL",
     "META_SCHEMA_FINGERPRINT",
     "META_SERVER_INFO",
@@ -179,6 +185,18 @@ __all__ = [
     "SUBSCRIPTION_EVENTS",
     "SUBSCRIPTION_ID",
     "SUBSCRIPTION_STREAMS",
+    "TASKS_IN_FLIGHT",
+    "TASK_CANCELLED_BY",
+    "TASK_DURATION",
+    "TASK_DURATION_BUCKETS",
+    "TASK_ERROR_OUTCOMES",
+    "TASK_ID_HASH",
+    "TASK_ID_HASH_LENGTH",
+    "TASK_LEG",
+    "TASK_LEG_DURATION",
+    "TASK_OUTCOME",
+    "TASK_QUEUE_WAIT",
+    "TASK_STATUS",
     "TIMEOUT",
     "TOOL_ARGUMENTS_SHAPE_COUNT",
     "TOOL_ARGUMENTS_SHAPE_DEFINITION",
@@ -208,12 +226,16 @@ __all__ = [
     "Requirement",
     "SubscriptionDirection",
     "SubscriptionEvent",
+    "TaskCanceller",
+    "TaskOutcome",
+    "TaskStatus",
     "bounded_target",
     "deliver_span_name",
     "prometheus_label",
     "prometheus_name",
     "publish_span_name",
     "span_name",
+    "task_hop_span_name",
 ]
 
 # --- The pin -------------------------------------------------------------------------------
@@ -290,6 +312,44 @@ class OutcomeSource(StrEnum):
     LISTING = "listing"
 
 
+class TaskOutcome(StrEnum):
+    """What happened to a task (``mcpobs.task.outcome``): recorded once, where it ends.
+
+    The creating `tools/call` is a submission and keeps its own `mcpobs.outcome` (`ok` when the
+    task was created); this is the work's. A tool that raised is `tool_error` on every line
+    (FastMCP 4 reports it as `completed` with `isError`, FastMCP 3 and the 1.x SDK as `failed`);
+    `failed` is a task that failed outside the tool (its worker, its store); `expired` one whose
+    time to live ended before it did.
+    """
+
+    OK = "ok"
+    TOOL_ERROR = "tool_error"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+
+
+class TaskStatus(StrEnum):
+    """A task's status as the wire says it (SEP-1686 and SEP-2663 share these values)."""
+
+    WORKING = "working"
+    INPUT_REQUIRED = "input_required"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class TaskCanceller(StrEnum):
+    """Who cancelled a task (``mcpobs.task.cancelled_by``)."""
+
+    CLIENT = "client"
+    SERVER = "server"
+
+
+TASK_ERROR_OUTCOMES: Final = frozenset({TaskOutcome.TOOL_ERROR, TaskOutcome.FAILED})
+"""Task outcomes that are errors (ERROR status, `error.type`)."""
+
+
 LATENCY_OUTCOMES: Final = frozenset({Outcome.OK, Outcome.TOOL_ERROR, Outcome.SERVER_ERROR, Outcome.CLIENT_ERROR})
 """Only completed requests are latency samples: a cancelled call or an interim round is not."""
 
@@ -361,6 +421,8 @@ MAX_STATUS_DESCRIPTION: Final = 256
 """Characters of a span status description (the error's message, with `record_error_messages`)."""
 SESSION_ID_HASH_LENGTH: Final = 32
 """Hex characters of ``mcp.session.id`` when it is recorded as a keyed hash."""
+TASK_ID_HASH_LENGTH: Final = 32
+"""Hex characters of ``mcpobs.task.id_hash``: a task id is a bearer credential, never recorded raw."""
 MAX_COUNTER_SERIES: Final = 2000
 MAX_RELEASES: Final = 16
 """Distinct values per release label (`mcpobs.server.version`, `.client.version`, `.catalog.release`) per
@@ -515,6 +577,43 @@ TOOL_SCHEMA_STALE: Final = _attr(
     "`true` when the client called with a schema other than the one served now; absent otherwise.",
     _M,
     "server tools/call spans, only when true",
+)
+_TASK = "task spans: the creating tools/call, tasks/* requests, the hop's create and process spans"
+TASK_ID_HASH: Final = _attr(
+    "mcpobs.task.id_hash",
+    "HMAC-SHA256 of the task id with `session_id_key`, else its SHA-256 (the ids are random, 122 to 256 "
+    "bits); the raw id never. Never a label.",
+    _M,
+    _TASK,
+)
+TASK_STATUS: Final = _attr("mcpobs.task.status", "The task's status on the wire: one of `TaskStatus`.", _M, _TASK)
+TASK_OUTCOME: Final = _attr(
+    "mcpobs.task.outcome",
+    "What happened to the task: one of `TaskOutcome`, on the span where it ended (and the poll that saw it).",
+    _M,
+    _TASK + "; task metrics",
+)
+TASK_CANCELLED_BY: Final = _attr(
+    "mcpobs.task.cancelled_by", "Who cancelled the task: one of `TaskCanceller`.", _M, _TASK
+)
+TASK_LEG: Final = _attr(
+    "mcpobs.task.leg", "Execution leg: 1 first, 2 after the first input round, ...", _M, "process spans"
+)
+MESSAGING_SYSTEM: Final = _attr(
+    _messaging.MESSAGING_SYSTEM,
+    "The queue between submission and work: `pydocket`, or `mcp` for the 1.x SDK's in-process tasks.",
+    _C,
+    "create and process spans; task metrics",
+)
+MESSAGING_OPERATION_TYPE: Final = _attr(
+    _messaging.MESSAGING_OPERATION_TYPE, "`create` where a task is enqueued, `process` per leg.", _C, "hop spans"
+)
+MESSAGING_OPERATION_NAME: Final = _attr(_messaging.MESSAGING_OPERATION_NAME, "`create` or `process`.", _C, "hop spans")
+MESSAGING_DESTINATION_NAME: Final = _attr(
+    _messaging.MESSAGING_DESTINATION_NAME,
+    "The task's tool (registered, bounded as `gen_ai.tool.name`).",
+    _C,
+    "hop spans",
 )
 _SHAPES = "server tools/call spans"
 TOOL_ARGUMENTS_SHAPE_ID: Final = _attr(
@@ -966,6 +1065,54 @@ CATALOG_SIZE_TOKENS: Final = _metric(
     (SERVER_VERSION, CATALOG_TOKEN_METHOD),
 )
 
+TASK_DURATION_BUCKETS: Final = (0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 1800.0, 3600.0, 14400.0, 86400.0)
+"""Seconds; tasks run from seconds to a day (fastmcp-tasks' default time to live is 15 minutes)."""
+_TASK_ATTRS: Final = (GEN_AI_TOOL_NAME, MESSAGING_SYSTEM, SERVER_VERSION)
+TASK_DURATION: Final = _metric(
+    "mcpobs.task.duration",
+    "histogram",
+    "s",
+    "From submission to the task's terminal state, recorded once where it ended; its count counts outcomes.",
+    _M,
+    (*_TASK_ATTRS, TASK_OUTCOME, TASK_CANCELLED_BY, ERROR_TYPE),
+    TASK_DURATION_BUCKETS,
+)
+TASK_QUEUE_WAIT: Final = _metric(
+    "mcpobs.task.queue_wait",
+    "histogram",
+    "s",
+    "From submission to the first leg's start: how long the work waited for a worker.",
+    _M,
+    _TASK_ATTRS,
+    TASK_DURATION_BUCKETS,
+)
+TASK_LEG_DURATION: Final = _metric(
+    "mcpobs.task.leg.duration",
+    "histogram",
+    "s",
+    "One execution leg in a worker (a task asking for input ends its leg: `pending_input`).",
+    _M,
+    (*_TASK_ATTRS, OUTCOME, ERROR_TYPE),
+    TASK_DURATION_BUCKETS,
+)
+TASKS_IN_FLIGHT: Final = _metric(
+    "mcpobs.tasks.in_flight",
+    "updowncounter",
+    "{task}",
+    "Tasks submitted and not yet ended: +1 where submitted, -1 where ended (sum over processes).",
+    _M,
+    _TASK_ATTRS,
+)
+CLIENT_TASK_POLLS: Final = _metric(
+    "mcpobs.client.task.polls",
+    "histogram",
+    "{request}",
+    "tasks/get requests a client sent for one task, recorded when it saw the task end.",
+    _M,
+    (GEN_AI_TOOL_NAME, TASK_OUTCOME),
+    (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0),
+)
+
 
 # --- Names in Prometheus -------------------------------------------------------------------
 
@@ -1012,6 +1159,12 @@ def _cut_target(name: str) -> str:
 
 PROGRESS_SPAN: Final = "progress"
 """A child of the running request's span, one per ``report_progress()`` call, ended at once."""
+
+
+def task_hop_span_name(operation: Literal["create", "process"], tool: str) -> str:
+    """``create {tool}`` where a task is enqueued, ``process {tool}`` per execution leg (the messaging
+    conventions' `{operation} {destination}`; the tool bounded as in every span name)."""
+    return f"{operation} {tool}"
 
 
 def publish_span_name(event: SubscriptionEvent) -> str:
