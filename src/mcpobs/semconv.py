@@ -103,6 +103,7 @@ __all__ = [
     "JSONRPC_REQUEST_ID",
     "KNOWN_ERROR_CODES",
     "LATENCY_OUTCOMES",
+    "MAX_CLIENT_TASKS",
     "MAX_COUNTER_SERIES",
     "MAX_LEARNED_NAMES",
     "MAX_MODEL_LENGTH",
@@ -423,6 +424,10 @@ SESSION_ID_HASH_LENGTH: Final = 32
 """Hex characters of ``mcp.session.id`` when it is recorded as a keyed hash."""
 TASK_ID_HASH_LENGTH: Final = 32
 """Hex characters of ``mcpobs.task.id_hash``: a task id is a bearer credential, never recorded raw."""
+MAX_CLIENT_TASKS: Final = 4096
+"""Tasks a client process remembers (their submissions' span contexts, by id hash) to send later
+requests for them in their trace; past it the oldest is forgotten, and its requests open traces of
+their own."""
 MAX_COUNTER_SERIES: Final = 2000
 MAX_RELEASES: Final = 16
 """Distinct values per release label (`mcpobs.server.version`, `.client.version`, `.catalog.release`) per
