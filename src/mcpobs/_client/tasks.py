@@ -39,12 +39,14 @@ _TERMINAL = frozenset({S.TaskStatus.COMPLETED, S.TaskStatus.FAILED, S.TaskStatus
 class Handle:
     """One task this process submitted: where its trace is, its tool, the polls sent for it."""
 
-    __slots__ = ("context", "ended", "polls", "tool")
+    __slots__ = ("context", "ended", "named", "polls", "tool")
 
-    def __init__(self, context: SpanContext, tool: str | None) -> None:
+    def __init__(self, context: SpanContext, tool: str | None, named: str | None) -> None:
         self.context = context
         self.tool = tool
-        """The tool as the submission's span named it (bounded), or None when it was `_OTHER`."""
+        """The tool as a label (bounded, as the submission's span name has it), or None when `_OTHER`."""
+        self.named = named
+        """The tool as the submission's span records it (a name the session had not listed, too)."""
         self.polls = 0
         self.ended = False
         """A poll saw the task end: its outcome and its poll count are recorded once."""
@@ -85,6 +87,7 @@ class ClientTasks:
 
     def __init__(self, telemetry: Telemetry) -> None:
         self._key = telemetry.settings.session_id_key
+        self._privacy = telemetry.privacy
         self._handles: dict[str, Handle] = {}
         self._polls = telemetry.create_instrument(S.CLIENT_TASK_POLLS)
 
@@ -97,7 +100,11 @@ class ClientTasks:
         if id_hash is None:
             return None
         tool = call.labels_key[3]
-        handle = Handle(call.span.get_span_context(), tool if tool != S.OTHER else None)
+        tool = tool if tool != S.OTHER else None
+        named = tool
+        if named is None and call.asked is not None:
+            named = self._privacy.name(call.asked[0])  # as `spans.open` records a name it could not bound
+        handle = Handle(call.span.get_span_context(), tool, named)
         self._handles.pop(id_hash, None)  # a resubmitted id is the newest
         bounded.put(self._handles, id_hash, handle, S.MAX_CLIENT_TASKS)
         attrs: dict[str, Any] = {S.TASK_ID_HASH: id_hash}
@@ -123,8 +130,8 @@ class ClientTasks:
         handle = self._handles.get(id_hash)
         if handle is None:
             return None, None, (id_hash, None)
-        if handle.tool is not None:
-            attrs[S.GEN_AI_TOOL_NAME] = handle.tool
+        if handle.named is not None:
+            attrs[S.GEN_AI_TOOL_NAME] = handle.named
         if method == "tasks/get":
             handle.polls += 1
         current = runtime_context.get_current()
