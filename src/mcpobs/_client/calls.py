@@ -220,8 +220,12 @@ class ClientCall:
 
     def _tasked(self, result: Any) -> None:
         """What a reply says of a task: a submission's id hash and status, a poll's status and outcome."""
-        tasks = self.recorder.tasks
-        attrs = tasks.replied(self, result) if self.task is not None else tasks.submitted(self, result)
+        tasks, task = self.recorder.tasks, self.task
+        if task is not None:
+            attrs = tasks.replied(task, result, self.context)
+        else:
+            asked = self.asked[0] if self.asked is not None else None
+            attrs = tasks.submitted(result, self.span.get_span_context(), self.labels_key[3], asked)
         if attrs:
             self.extra = {**self.extra, **attrs} if self.extra else attrs
 

@@ -29,7 +29,6 @@ from mcpobs._core import bounded, runtime_context
 from mcpobs._tasks.ids import task_id_hash
 
 if TYPE_CHECKING:
-    from mcpobs._client.calls import ClientCall
     from mcpobs._core.telemetry import Telemetry
 
 _STATUSES = frozenset(S.TaskStatus)
@@ -91,20 +90,21 @@ class ClientTasks:
         self._handles: dict[str, Handle] = {}
         self._polls = telemetry.create_instrument(S.CLIENT_TASK_POLLS)
 
-    def submitted(self, call: ClientCall, result: Any) -> dict[str, Any] | None:
+    def submitted(self, result: Any, span: SpanContext, tool: str | None, asked: object) -> dict[str, Any] | None:
         """A `tools/call` reply: when it is a task handle, the attributes of its submission span
-        (and the handle kept); None when it is not a task."""
+        (and the handle kept); None when it is not a task.
+
+        `span`: the submission span's context; `tool`: its bounded tool label; `asked`: the name sent.
+        """
         if _field(result, "result_type", "resultType") != "task":
             return None
         id_hash = task_id_hash(_field(result, "task_id", "taskId"), self._key)
         if id_hash is None:
             return None
-        tool = call.labels_key[3]
-        tool = tool if tool != S.OTHER else None
-        named = tool
-        if named is None and call.asked is not None:
-            named = self._privacy.name(call.asked[0])  # as `spans.open` records a name it could not bound
-        handle = Handle(call.span.get_span_context(), tool, named)
+        label = tool if tool != S.OTHER else None
+        # as `spans.open` records a name it could not bound
+        named = label if label is not None or asked is None else self._privacy.name(asked)
+        handle = Handle(span, label, named)
         self._handles.pop(id_hash, None)  # a resubmitted id is the newest
         bounded.put(self._handles, id_hash, handle, S.MAX_CLIENT_TASKS)
         attrs: dict[str, Any] = {S.TASK_ID_HASH: id_hash}
@@ -139,15 +139,18 @@ class ClientTasks:
         links = [Link(caller)] if caller.is_valid and caller.trace_id != handle.context.trace_id else None
         return trace.set_span_in_context(NonRecordingSpan(handle.context), current), links, (id_hash, handle)
 
-    def replied(self, call: ClientCall, result: Any) -> dict[str, Any] | None:
-        """A tasks/* reply: the status it says, and the task's outcome on the poll that saw it end."""
+    def replied(self, task: tuple[str, Handle | None], result: Any, context: Context) -> dict[str, Any] | None:
+        """A tasks/* reply: the status it says, and the task's outcome on the poll that saw it end.
+
+        `context`: the request span's, for an exemplar on the polls' record.
+        """
         status = _status(result)
         if status is None:
             return None
         attrs: dict[str, Any] = {S.TASK_STATUS: status.value}
         if status not in _TERMINAL:
             return attrs
-        handle = call.task[1] if call.task is not None else None
+        handle = task[1]
         if handle is not None:
             if handle.ended:
                 return attrs
@@ -160,5 +163,5 @@ class ClientTasks:
             labels: dict[str, Any] = {S.TASK_OUTCOME: ended.value}
             if handle.tool is not None:
                 labels[S.GEN_AI_TOOL_NAME] = handle.tool
-            self._polls.record(handle.polls, labels, context=call.context)
+            self._polls.record(handle.polls, labels, context=context)
         return attrs
