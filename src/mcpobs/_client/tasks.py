@@ -26,13 +26,14 @@ from opentelemetry.trace import Link, NonRecordingSpan, SpanContext
 
 from mcpobs import semconv as S
 from mcpobs._core import bounded, runtime_context
+from mcpobs._tasks import metrics as _metrics
+from mcpobs._tasks import outcome as _outcome
 from mcpobs._tasks.ids import task_id_hash
 
 if TYPE_CHECKING:
     from mcpobs._core.telemetry import Telemetry
 
 _STATUSES = frozenset(S.TaskStatus)
-_TERMINAL = frozenset({S.TaskStatus.COMPLETED, S.TaskStatus.FAILED, S.TaskStatus.CANCELLED})
 
 
 class Handle:
@@ -64,31 +65,14 @@ def _status(result: Any) -> S.TaskStatus | None:
     return S.TaskStatus(status) if isinstance(status, str) and status in _STATUSES else None
 
 
-def outcome(status: S.TaskStatus, result: Any) -> S.TaskOutcome | None:
-    """A terminal status read into what happened to the task, as its server's side reads it.
-
-    fastmcp-tasks answers a tool that raised with `completed` and an `isError` result (inlined
-    in `tasks/get`): that is the tool's failure, `tool_error`; `failed` is the task failing
-    outside the tool.
-    """
-    if status is S.TaskStatus.COMPLETED:
-        inlined = _field(result, "result")
-        return S.TaskOutcome.TOOL_ERROR if _field(inlined, "is_error", "isError") is True else S.TaskOutcome.OK
-    if status is S.TaskStatus.FAILED:
-        return S.TaskOutcome.FAILED
-    if status is S.TaskStatus.CANCELLED:
-        return S.TaskOutcome.CANCELLED
-    return None
-
-
 class ClientTasks:
     """The tasks this process submitted (by id hash, the oldest forgotten first past the bound)."""
 
     def __init__(self, telemetry: Telemetry) -> None:
+        self._telemetry = telemetry
         self._key = telemetry.settings.session_id_key
         self._privacy = telemetry.privacy
         self._handles: dict[str, Handle] = {}
-        self._polls = telemetry.create_instrument(S.CLIENT_TASK_POLLS)
 
     def submitted(self, result: Any, span: SpanContext, tool: str | None, asked: object) -> dict[str, Any] | None:
         """A `tools/call` reply: when it is a task handle, the attributes of its submission span
@@ -148,14 +132,15 @@ class ClientTasks:
         if status is None:
             return None
         attrs: dict[str, Any] = {S.TASK_STATUS: status.value}
-        if status not in _TERMINAL:
+        if status.value not in _outcome.TERMINAL_STATUSES:
             return attrs
         handle = task[1]
         if handle is not None:
             if handle.ended:
                 return attrs
             handle.ended = True
-        ended = outcome(status, result)
+        # fastmcp-tasks inlines the result of a completed task; a tool that raised is `isError` there
+        ended = _outcome.terminal(status, is_error=_outcome.is_error_result(_field(result, "result")))
         if ended is None:
             return attrs
         attrs[S.TASK_OUTCOME] = ended.value
@@ -163,5 +148,5 @@ class ClientTasks:
             labels: dict[str, Any] = {S.TASK_OUTCOME: ended.value}
             if handle.tool is not None:
                 labels[S.GEN_AI_TOOL_NAME] = handle.tool
-            self._polls.record(handle.polls, labels, context=context)
+            _metrics.of(self._telemetry).polls.record(handle.polls, labels, context=context)
         return attrs
