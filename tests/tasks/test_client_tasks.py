@@ -23,6 +23,7 @@ import pytest
 from fastmcp import Context, FastMCP
 from fastmcp_tasks import TasksExtension, call_tool_task
 from fastmcp_tasks.context import get_task_context
+from opentelemetry.context import Context as OtelContext
 from opentelemetry.trace import SpanKind
 from transports import serve_http
 
@@ -262,3 +263,60 @@ async def test_a_task_id_is_recorded_only_as_its_hash(key):
         id_hash = task_id_hash(task_id, key.encode() if key else None)
         assert id_hash in texts, name  # correlation: the hash, keyed when a key is set
         assert len(id_hash) == S.TASK_ID_HASH_LENGTH
+
+
+async def test_the_sdk_client_with_the_tasks_extension_sends_its_polls_in_the_task_trace(mcpobs_telemetry):
+    """`mcp.Client` resolves the claimed result itself (inside its own `call_tool` operation)."""
+    from fastmcp_tasks.client import TasksClientExtension
+    from mcp import Client
+
+    with serve_http(tasks_server().http_app()) as base:
+        async with Client(base + "/mcp", extensions=[TasksClientExtension()]) as client:
+            assert not (await client.call_tool("slow", {"n": 1})).is_error
+            assert (await client.call_tool("boom", {})).is_error
+    spans = mcpobs_telemetry.spans()
+    submissions = [s for s in spans if s.kind is SpanKind.CLIENT and S.TASK_ID_HASH in s.attributes]
+    submissions = [s for s in submissions if s.name.startswith("tools/call")]
+    assert len(submissions) == 2
+    outcomes = set()
+    for submission in submissions:
+        polls = _requests(spans, submission.attributes[S.TASK_ID_HASH], "tasks/get")
+        assert polls and all(p.parent.span_id == submission.context.span_id for p in polls)
+        outcomes.add(polls[-1].attributes[S.TASK_OUTCOME])
+    assert outcomes == {S.TaskOutcome.OK, S.TaskOutcome.TOOL_ERROR}
+    assert not [s for s in spans if s.name == S.OTHER]
+
+
+async def test_a_poll_sent_under_another_span_joins_its_task_and_links_the_caller(mcpobs_telemetry):
+    """A host that checks a task later, inside its own span of another trace: the poll is the task's,
+    the host's span a link."""
+    tracer = mcpobs_telemetry.tracer_provider.get_tracer("host")
+    async with tasks_client("memory") as client:
+        with tracer.start_as_current_span("submit"):
+            handle = await call_tool_task(client, "slow", {"n": 1})
+        with tracer.start_as_current_span("check later", context=OtelContext()) as later:
+            await handle.wait(timeout=10)
+    spans = mcpobs_telemetry.spans()
+    id_hash = task_id_hash(handle.task_id, None)
+    submission = _submission(spans, id_hash)
+    polls = _requests(spans, id_hash, "tasks/get")
+    assert polls and all(p.parent.span_id == submission.context.span_id for p in polls)
+    assert all([link.context.span_id for link in p.links] == [later.get_span_context().span_id] for p in polls)
+
+
+async def test_past_the_bound_the_oldest_task_is_forgotten_and_its_polls_trace_on_their_own(
+    mcpobs_telemetry, monkeypatch
+):
+    monkeypatch.setattr(S, "MAX_CLIENT_TASKS", 1, raising=False)
+    async with tasks_client("memory") as client:
+        first = await call_tool_task(client, "slow", {"n": 1})
+        second = await call_tool_task(client, "slow", {"n": 1})
+        await first.wait(timeout=10)
+        await second.wait(timeout=10)
+    spans = mcpobs_telemetry.spans()
+    forgotten, kept = (task_id_hash(t.task_id, None) for t in (first, second))
+    assert _requests(spans, forgotten, "tasks/get") and _requests(spans, kept, "tasks/get")
+    for poll in _requests(spans, forgotten, "tasks/get"):
+        assert poll.parent is None  # its own trace, still named and hashed
+        assert poll.attributes[S.TASK_ID_HASH] == forgotten
+    assert all(p.parent.span_id == _submission(spans, kept).context.span_id for p in _requests(spans, kept))
