@@ -145,6 +145,8 @@ class Leg:
         "_started",
         "_tokens",
         "number",
+        "progress_dropped",
+        "progress_spans",
         "run",
         "span",
     )
@@ -161,6 +163,17 @@ class Leg:
         self._exception: BaseException | None = None
         self._done = False
         self._tokens: tuple[object, object] | None = None
+        self.progress_spans = 0
+        self.progress_dropped = 0
+
+    def progress_recorded(self, cap: int) -> bool:
+        """Count a progress report in this leg: True while it is under `cap` (a span for it),
+        False past it (`progress_dropped` counts those)."""
+        if self.progress_spans >= cap:
+            self.progress_dropped += 1
+            return False
+        self.progress_spans += 1
+        return True
 
     def __enter__(self) -> Leg:
         try:
