@@ -197,6 +197,15 @@ async def test_the_poll_that_sees_a_task_end_says_what_happened(mcpobs_telemetry
         assert ended[0].attributes[S.TASK_STATUS] == ("cancelled" if name == "forever" else "completed")
         assert all(p.attributes[S.OUTCOME] == S.Outcome.OK for p in polls), name  # each poll itself succeeded
         assert all(p.attributes.get(S.GEN_AI_TOOL_NAME) == name.split("_")[0] for p in polls), name
+        # Both sides say the same: the server's side records it once, where the task ended.
+        where_it_ended = [
+            s.attributes[S.TASK_OUTCOME]
+            for s in spans
+            if s.kind is not SpanKind.CLIENT
+            and s.attributes.get(S.TASK_ID_HASH) == task_id_hash(ids[name], None)
+            and S.TASK_OUTCOME in s.attributes
+        ]
+        assert where_it_ended == [outcome], name
     # The input round: a poll saw `input_required`, the answer went in tasks/update, in the task's trace.
     ask = task_id_hash(ids["ask"], None)
     statuses = [p.attributes[S.TASK_STATUS] for p in _requests(spans, ask, "tasks/get")]
