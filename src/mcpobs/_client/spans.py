@@ -88,7 +88,9 @@ class ClientSpans:
         if op is not None and (anchor := op.anchor) is not None:
             op, parent = _rounds.next_round(op, anchor, session, method, attrs)
         if known in TASK_METHODS:  # sent in its task's trace, when this process submitted the task
-            parent, links, task = self.recorder.tasks.opening(known, params, attrs)
+            in_task, links, task = self.recorder.tasks.opening(known, params, attrs)
+            if in_task is not None:
+                parent = in_task
         if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
