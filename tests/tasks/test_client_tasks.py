@@ -329,3 +329,24 @@ async def test_past_the_bound_the_oldest_task_is_forgotten_and_its_polls_trace_o
         assert poll.parent is None  # its own trace, still named and hashed
         assert poll.attributes[S.TASK_ID_HASH] == forgotten
     assert all(p.parent.span_id == _submission(spans, kept).context.span_id for p in _requests(spans, kept))
+
+
+class _Request(mcp_types.Request[mcp_types.RequestParams | None, str]):
+    """A request the typed clients of mcp 2.x no longer send: SEP-2663 removed tasks/list and tasks/result."""
+
+    method: str
+
+
+async def test_the_1x_task_methods_are_named_on_a_2x_client_too(mcpobs_telemetry):
+    """A 2.x client talking to a server that still serves SEP-1686's tasks/list and tasks/result."""
+    from mcp.shared.exceptions import MCPError
+
+    async with tasks_client("memory") as client:
+        for method in ("tasks/list", "tasks/result"):
+            with pytest.raises(MCPError):  # fastmcp-tasks (SEP-2663) serves neither
+                await client.session.send_request(_Request(method=method, params=None), mcp_types.Result)
+    for method in ("tasks/list", "tasks/result"):
+        span = mcpobs_telemetry.client_span(method)
+        assert span.attributes[S.MCP_METHOD_NAME] == method
+        assert S.TASK_ID_HASH not in span.attributes  # it names no task
+    assert not mcpobs_telemetry.spans_named(S.OTHER, SpanKind.CLIENT)
