@@ -93,6 +93,12 @@ async def forever() -> str:
     return "never"
 
 
+@mcp.tool(task=True)
+async def long() -> str:
+    await asyncio.sleep(60)
+    return "never"
+
+
 app = mcp.http_app()
 """
 
@@ -165,6 +171,8 @@ async def _scenarios(url: str) -> dict[str, str]:
                 break
             await asyncio.sleep(0.1)
         results["forever"] = status.status
+        await call_tool_task(client, "long", {})  # still running when the worker is stopped
+        await asyncio.sleep(1.5)
     return results
 
 
@@ -270,7 +278,7 @@ def test_the_tasks_ran_in_the_worker_process(run: Run):
     assert run.results["boom"] == "is_error=True"
     assert run.results["ask"].startswith("ask answered in ")
     assert run.results["forever"] == "cancelled"
-    assert set(run.task_ids) == {"slow", "boom", "ask", "forever"}
+    assert set(run.task_ids) == {"slow", "boom", "ask", "forever", "long"}
 
 
 def test_the_creating_call_is_a_submission_that_succeeded(run: Run):
@@ -284,7 +292,7 @@ def test_the_creating_call_is_a_submission_that_succeeded(run: Run):
 def test_each_leg_runs_in_the_trace_of_its_tools_call(run: Run):
     spans = run.spans()
     by_id = {s.span_id: s for s in spans}
-    for tool in ("slow", "boom", "forever", "ask"):
+    for tool in ("slow", "boom", "forever", "ask", "long"):
         id_hash, call, legs = _task(run, tool)
         creates = [s for s in spans if s.kind == PRODUCER and s.parent == call.span_id]
         assert [s.name for s in creates] == [f"create {tool}"]
@@ -342,6 +350,14 @@ def test_a_cancelled_task_is_cancelled_by_its_client(run: Run):
     ] == [("cancelled", "client", id_hash)]
 
 
+def test_a_leg_whose_worker_stops_ends_stopped_and_its_task_goes_on(run: Run):
+    """SIGTERM to the worker mid-leg: the leg is ended `stopped` and exported in the stop's flush;
+    the task has no outcome (pydocket delivers the job again to a worker)."""
+    _, _, legs = _task(run, "long")
+    assert [(s.attributes[S.OUTCOME], s.attributes.get(S.TASK_OUTCOME)) for s in legs] == [("stopped", None)]
+    assert legs[0].attributes[S.ERROR_TYPE] == S.SERVER_STOPPED
+
+
 def test_the_task_metrics_say_what_happened(run: Run):
     durations = {
         (dict(p.attributes)[S.GEN_AI_TOOL_NAME], dict(p.attributes)[S.TASK_OUTCOME]): p
@@ -357,7 +373,7 @@ def test_the_task_metrics_say_what_happened(run: Run):
         assert dict(p.attributes)[S.MESSAGING_SYSTEM] == "pydocket"
         assert dict(p.attributes)[S.SERVER_VERSION] == "1.4.0"
     waits = run.final(S.TASK_QUEUE_WAIT.name)
-    assert sorted(dict(p.attributes)[S.GEN_AI_TOOL_NAME] for p in waits) == ["ask", "boom", "forever", "slow"]
+    assert sorted(dict(p.attributes)[S.GEN_AI_TOOL_NAME] for p in waits) == ["ask", "boom", "forever", "long", "slow"]
     assert all(p.value == 1 and 0 <= p.sum < 10 for p in waits)
     legs = {
         (dict(p.attributes)[S.GEN_AI_TOOL_NAME], dict(p.attributes)[S.OUTCOME]): p.value
@@ -369,12 +385,14 @@ def test_the_task_metrics_say_what_happened(run: Run):
         ("ask", "pending_input"): 1,
         ("ask", "ok"): 1,
         ("forever", "cancelled"): 1,
+        ("long", "stopped"): 1,
     }
     in_flight: dict[str, float] = {}
     for p in run.final(S.TASKS_IN_FLIGHT.name):
         tool = dict(p.attributes)[S.GEN_AI_TOOL_NAME]
         in_flight[tool] = in_flight.get(tool, 0) + p.value
-    assert in_flight == {"slow": 0, "boom": 0, "ask": 0, "forever": 0}  # +1 where submitted, -1 where ended
+    # +1 where submitted, -1 where ended: the task whose worker stopped is not over
+    assert in_flight == {"slow": 0, "boom": 0, "ask": 0, "forever": 0, "long": 1}
 
 
 def test_no_exported_byte_holds_a_task_id(run: Run):
