@@ -289,6 +289,21 @@ def test_the_creating_call_is_a_submission_that_succeeded(run: Run):
         assert S.TASK_OUTCOME not in call.attributes
 
 
+def test_each_request_about_a_task_names_it_by_its_hash(run: Run):
+    hashes = {task_id_hash(task_id, None): tool for tool, task_id in run.task_ids.items()}
+    asked = [s for s in run.spans() if s.kind == SERVER and s.attributes[S.MCP_METHOD_NAME].startswith("tasks/")]
+    assert {s.attributes[S.MCP_METHOD_NAME] for s in asked} == {"tasks/get", "tasks/update", "tasks/cancel"}
+    assert all(hashes.get(s.attributes.get(S.TASK_ID_HASH)) for s in asked)
+    polls = [s for s in asked if s.attributes[S.MCP_METHOD_NAME] == "tasks/get"]
+    statuses = {(hashes[s.attributes[S.TASK_ID_HASH]], s.attributes[S.TASK_STATUS]) for s in polls}
+    assert {
+        ("slow", "completed"),
+        ("boom", "completed"),
+        ("ask", "input_required"),
+        ("forever", "cancelled"),
+    } <= statuses
+
+
 def test_each_leg_runs_in_the_trace_of_its_tools_call(run: Run):
     spans = run.spans()
     by_id = {s.span_id: s for s in spans}

@@ -14,6 +14,8 @@ created, where its legs run, where it is cancelled. The task's telemetry is `_ta
   `pending_input`), raised (fastmcp-tasks masks it as an `isError` result: `tool_error`, the
   exception on the span through the privacy step), or returned. A leg that ends the task
   records the task's outcome and duration.
+- Asked about: `tasks/get`, `tasks/update` and `tasks/cancel` SERVER spans get the task's hashed
+  id, and `tasks/get` the status it answered.
 - Cancelled: `mark_cancelled` runs only when `tasks/cancel` takes effect (not for a task
   already over): the `tasks/cancel` SERVER span takes `mcpobs.task.outcome=cancelled`,
   cancelled by the client, and the task's duration is recorded there. The worker's running leg
@@ -140,7 +142,19 @@ def patches(telemetry: Telemetry, changes: Changes) -> list[Patch]:
             run.ended(TaskOutcome.CANCELLED, request.span if request is not None else None, TaskCanceller.CLIENT)
         return result
 
+    async def about_a_task(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        result = await wrapped(*args, **kwargs)
+        with guarded("task request"):
+            request = _state.current()
+            if request is not None and len(args) >= 2:
+                attrs = TaskRun(telemetry, None, _SYSTEM, args[1]).submission_attributes(
+                    getattr(result, "status", None)
+                )
+                request.span.set_attributes(attrs)
+        return result
+
     return [
+        *(Patch.of(seam, about_a_task) for seam in I.FASTMCP_TASKS_REQUESTS),
         Patch.of(I.FASTMCP_TASKS_ENQUEUE, enqueue),
         Patch.of(I.FASTMCP_TASKS_LEG, leg_fn),
         Patch.of(I.FASTMCP_TASKS_CANCEL, cancelled),

@@ -64,7 +64,8 @@ class TaskRun:
         self._labels = metrics.labels(self.tool, system, server_version)
 
     def submission_attributes(self, status: object) -> dict[str, Any]:
-        """What the creating `tools/call` span takes: the hashed id and the status it answered with."""
+        """What a span about this task takes (the creating `tools/call`, a `tasks/*` request): the
+        hashed id, and the status it answered with when it says one."""
         attrs: dict[str, Any] = {}
         if self.id_hash is not None:
             attrs[S.TASK_ID_HASH] = self.id_hash
