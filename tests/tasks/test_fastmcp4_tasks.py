@@ -1,7 +1,8 @@
 """One task, one trace, on FastMCP 4 + fastmcp-tasks: a server under uvicorn, docket on a real
 Valkey server, the tasks run by a separate worker process started as fastmcp-tasks documents
-(`tasks_app(["worker", "app.py:mcp"])`). Both processes call `mcpobs.instrument()` once and
-export over OTLP to a receiver on loopback; the client is a plain `fastmcp.Client` (the client's
+(`tasks_app(["worker", "app.py:mcp"])`). The server calls `mcpobs.instrument()` once in its
+module, the worker runs under the zero-code entry point (`opentelemetry-instrument`); both
+export over OTLP to a receiver on loopback. The client is a plain `fastmcp.Client` (the client's
 half is tested with the client's instrumentation).
 
 Four tasks, as a user runs them: one slow with progress, one whose tool raises, one that asks its
@@ -37,7 +38,8 @@ import os
 
 import mcpobs
 
-mcpobs.instrument()
+if os.environ.get("TASKS_ZERO_CODE") != "1":  # the worker runs under opentelemetry-instrument
+    mcpobs.instrument()
 
 import mcp_types
 from fastmcp import Context, FastMCP
@@ -101,6 +103,10 @@ async def long() -> str:
 
 app = mcp.http_app()
 """
+
+WORKER_CLI = "from fastmcp_tasks.worker_cli import tasks_app; tasks_app(['worker', 'app.py:mcp'])"
+"""What `fastmcp tasks worker app.py:mcp` would run (fastmcp 4.1.4 does not register that command)."""
+ZERO_CODE = str(Path(sys.executable).parent / "opentelemetry-instrument")
 
 PRODUCER, CONSUMER, SERVER = 4, 5, 2
 """OTLP span kinds."""
@@ -215,14 +221,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         wait_for_port(valkey_port, valkey, "valkey-server")
         with receiver.running():
             with (tmp / "worker.txt").open("w") as out:
+                # fastmcp-tasks' worker command line, under the zero-code entry point
                 worker = start(
-                    [
-                        sys.executable,
-                        "-c",
-                        "from fastmcp_tasks.worker_cli import tasks_app; tasks_app(['worker', 'app.py:mcp'])",
-                    ],
+                    [ZERO_CODE, sys.executable, "-c", WORKER_CLI],
                     cwd=tmp,
-                    env=exporting_to(receiver.port, TASKS_ROLE="worker", **settings),
+                    env=exporting_to(receiver.port, TASKS_ROLE="worker", TASKS_ZERO_CODE="1", **settings),
                     stdout=out,
                     stderr=out,
                 )
