@@ -1,7 +1,8 @@
 """One task, one trace, on FastMCP 4 + fastmcp-tasks: a server under uvicorn, docket on a real
 Valkey server, the tasks run by a separate worker process started as fastmcp-tasks documents
-(`tasks_app(["worker", "app.py:mcp"])`). Both processes call `mcpobs.instrument()` once and
-export over OTLP to a receiver on loopback; the client is a plain `fastmcp.Client` (the client's
+(`tasks_app(["worker", "app.py:mcp"])`). The server calls `mcpobs.instrument()` once in its
+module, the worker runs under the zero-code entry point (`opentelemetry-instrument`); both
+export over OTLP to a receiver on loopback. The client is a plain `fastmcp.Client` (the client's
 half is tested with the client's instrumentation).
 
 Four tasks, as a user runs them: one slow with progress, one whose tool raises, one that asks its
@@ -37,7 +38,8 @@ import os
 
 import mcpobs
 
-mcpobs.instrument()
+if os.environ.get("TASKS_ZERO_CODE") != "1":  # the worker runs under opentelemetry-instrument
+    mcpobs.instrument()
 
 import mcp_types
 from fastmcp import Context, FastMCP
@@ -93,8 +95,25 @@ async def forever() -> str:
     return "never"
 
 
+@mcp.tool(task=True)
+async def broken() -> str:
+    from mcp.shared.exceptions import MCPError
+
+    raise MCPError(code=-32603, message="the backend is down")  # a protocol fault: the task fails
+
+
+@mcp.tool(task=True)
+async def long() -> str:
+    await asyncio.sleep(60)
+    return "never"
+
+
 app = mcp.http_app()
 """
+
+WORKER_CLI = "from fastmcp_tasks.worker_cli import tasks_app; tasks_app(['worker', 'app.py:mcp'])"
+"""What `fastmcp tasks worker app.py:mcp` would run (fastmcp 4.1.4 does not register that command)."""
+ZERO_CODE = str(Path(sys.executable).parent / "opentelemetry-instrument")
 
 PRODUCER, CONSUMER, SERVER = 4, 5, 2
 """OTLP span kinds."""
@@ -165,6 +184,15 @@ async def _scenarios(url: str) -> dict[str, str]:
                 break
             await asyncio.sleep(0.1)
         results["forever"] = status.status
+        task = await call_tool_task(client, "broken", {})
+        for _ in range(100):
+            status = await task.status()
+            if status.status != "working":
+                break
+            await asyncio.sleep(0.1)
+        results["broken"] = status.status
+        await call_tool_task(client, "long", {})  # still running when the worker is stopped
+        await asyncio.sleep(1.5)
     return results
 
 
@@ -207,14 +235,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         wait_for_port(valkey_port, valkey, "valkey-server")
         with receiver.running():
             with (tmp / "worker.txt").open("w") as out:
+                # fastmcp-tasks' worker command line, under the zero-code entry point
                 worker = start(
-                    [
-                        sys.executable,
-                        "-c",
-                        "from fastmcp_tasks.worker_cli import tasks_app; tasks_app(['worker', 'app.py:mcp'])",
-                    ],
+                    [ZERO_CODE, sys.executable, "-c", WORKER_CLI],
                     cwd=tmp,
-                    env=exporting_to(receiver.port, TASKS_ROLE="worker", **settings),
+                    env=exporting_to(receiver.port, TASKS_ROLE="worker", TASKS_ZERO_CODE="1", **settings),
                     stdout=out,
                     stderr=out,
                 )
@@ -270,7 +295,8 @@ def test_the_tasks_ran_in_the_worker_process(run: Run):
     assert run.results["boom"] == "is_error=True"
     assert run.results["ask"].startswith("ask answered in ")
     assert run.results["forever"] == "cancelled"
-    assert set(run.task_ids) == {"slow", "boom", "ask", "forever"}
+    assert run.results["broken"] == "failed"
+    assert set(run.task_ids) == {"slow", "boom", "ask", "forever", "broken", "long"}
 
 
 def test_the_creating_call_is_a_submission_that_succeeded(run: Run):
@@ -281,10 +307,25 @@ def test_the_creating_call_is_a_submission_that_succeeded(run: Run):
         assert S.TASK_OUTCOME not in call.attributes
 
 
+def test_each_request_about_a_task_names_it_by_its_hash(run: Run):
+    hashes = {task_id_hash(task_id, None): tool for tool, task_id in run.task_ids.items()}
+    asked = [s for s in run.spans() if s.kind == SERVER and s.attributes[S.MCP_METHOD_NAME].startswith("tasks/")]
+    assert {s.attributes[S.MCP_METHOD_NAME] for s in asked} == {"tasks/get", "tasks/update", "tasks/cancel"}
+    assert all(hashes.get(s.attributes.get(S.TASK_ID_HASH)) for s in asked)
+    polls = [s for s in asked if s.attributes[S.MCP_METHOD_NAME] == "tasks/get"]
+    statuses = {(hashes[s.attributes[S.TASK_ID_HASH]], s.attributes[S.TASK_STATUS]) for s in polls}
+    assert {
+        ("slow", "completed"),
+        ("boom", "completed"),
+        ("ask", "input_required"),
+        ("forever", "cancelled"),
+    } <= statuses
+
+
 def test_each_leg_runs_in_the_trace_of_its_tools_call(run: Run):
     spans = run.spans()
     by_id = {s.span_id: s for s in spans}
-    for tool in ("slow", "boom", "forever", "ask"):
+    for tool in ("slow", "boom", "forever", "ask", "broken", "long"):
         id_hash, call, legs = _task(run, tool)
         creates = [s for s in spans if s.kind == PRODUCER and s.parent == call.span_id]
         assert [s.name for s in creates] == [f"create {tool}"]
@@ -316,6 +357,9 @@ def test_each_task_ends_as_what_happened_to_it(run: Run):
     _, _, boom = _task(run, "boom")
     assert [(s.attributes[S.OUTCOME], s.attributes.get(S.TASK_OUTCOME)) for s in boom] == [("tool_error", "tool_error")]
     assert boom[0].status == 2 and boom[0].attributes[S.ERROR_TYPE] == S.TOOL_ERROR
+    _, _, broken = _task(run, "broken")  # a protocol error escaped the tool: fastmcp-tasks fails the task
+    assert [(s.attributes[S.OUTCOME], s.attributes.get(S.TASK_OUTCOME)) for s in broken] == [("server_error", "failed")]
+    assert broken[0].status == 2 and broken[0].attributes[S.ERROR_TYPE] == "MCPError"
 
 
 def test_an_input_round_is_a_pending_input_leg_then_the_next_leg(run: Run):
@@ -342,12 +386,26 @@ def test_a_cancelled_task_is_cancelled_by_its_client(run: Run):
     ] == [("cancelled", "client", id_hash)]
 
 
+def test_a_leg_whose_worker_stops_ends_stopped_and_its_task_goes_on(run: Run):
+    """SIGTERM to the worker mid-leg: the leg is ended `stopped` and exported in the stop's flush;
+    the task has no outcome (pydocket delivers the job again to a worker)."""
+    _, _, legs = _task(run, "long")
+    assert [(s.attributes[S.OUTCOME], s.attributes.get(S.TASK_OUTCOME)) for s in legs] == [("stopped", None)]
+    assert legs[0].attributes[S.ERROR_TYPE] == S.SERVER_STOPPED
+
+
 def test_the_task_metrics_say_what_happened(run: Run):
     durations = {
         (dict(p.attributes)[S.GEN_AI_TOOL_NAME], dict(p.attributes)[S.TASK_OUTCOME]): p
         for p in run.final(S.TASK_DURATION.name)
     }
-    assert set(durations) == {("slow", "ok"), ("boom", "tool_error"), ("ask", "ok"), ("forever", "cancelled")}
+    assert set(durations) == {
+        ("slow", "ok"),
+        ("boom", "tool_error"),
+        ("ask", "ok"),
+        ("forever", "cancelled"),
+        ("broken", "failed"),
+    }
     assert all(p.value == 1 for p in durations.values())
     assert 0.9 <= durations["slow", "ok"].sum < 20  # three steps of 0.3 s, from submission
     assert 1.0 <= durations["forever", "cancelled"].sum < 20  # cancelled after a second of running
@@ -357,7 +415,14 @@ def test_the_task_metrics_say_what_happened(run: Run):
         assert dict(p.attributes)[S.MESSAGING_SYSTEM] == "pydocket"
         assert dict(p.attributes)[S.SERVER_VERSION] == "1.4.0"
     waits = run.final(S.TASK_QUEUE_WAIT.name)
-    assert sorted(dict(p.attributes)[S.GEN_AI_TOOL_NAME] for p in waits) == ["ask", "boom", "forever", "slow"]
+    assert sorted(dict(p.attributes)[S.GEN_AI_TOOL_NAME] for p in waits) == [
+        "ask",
+        "boom",
+        "broken",
+        "forever",
+        "long",
+        "slow",
+    ]
     assert all(p.value == 1 and 0 <= p.sum < 10 for p in waits)
     legs = {
         (dict(p.attributes)[S.GEN_AI_TOOL_NAME], dict(p.attributes)[S.OUTCOME]): p.value
@@ -369,12 +434,15 @@ def test_the_task_metrics_say_what_happened(run: Run):
         ("ask", "pending_input"): 1,
         ("ask", "ok"): 1,
         ("forever", "cancelled"): 1,
+        ("long", "stopped"): 1,
+        ("broken", "server_error"): 1,
     }
     in_flight: dict[str, float] = {}
     for p in run.final(S.TASKS_IN_FLIGHT.name):
         tool = dict(p.attributes)[S.GEN_AI_TOOL_NAME]
         in_flight[tool] = in_flight.get(tool, 0) + p.value
-    assert in_flight == {"slow": 0, "boom": 0, "ask": 0, "forever": 0}  # +1 where submitted, -1 where ended
+    # +1 where submitted, -1 where ended: the task whose worker stopped is not over
+    assert in_flight == {"slow": 0, "boom": 0, "ask": 0, "forever": 0, "broken": 0, "long": 1}
 
 
 def test_no_exported_byte_holds_a_task_id(run: Run):

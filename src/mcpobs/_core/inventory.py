@@ -341,6 +341,10 @@ FASTMCP_TASKS_LEG = wrap(
 FASTMCP_TASKS_CANCEL = wrap(
     "fastmcp_tasks.handlers:mark_cancelled", "a task its client cancelled (tasks/cancel took effect)", **_FT
 )
+FASTMCP_TASKS_REQUESTS = tuple(
+    wrap(f"fastmcp_tasks.extension:{name}", f"{method}: the task it is about (hashed) on its SERVER span", **_FT)
+    for name, method in (("tasks_get", "tasks/get"), ("tasks_update", "tasks/update"), ("tasks_cancel", "tasks/cancel"))
+)
 FASTMCP_TASKS_KEY = read("fastmcp_tasks.keys:parse_task_key", "a task's id and tool, from its docket key", **_FT)
 FASTMCP_TASKS_LEG_NUMBER = read("fastmcp_tasks.keys:leg_number_from_key", "which leg a docket key runs", **_FT)
 FASTMCP_TASKS_PREFIX = read(

@@ -14,6 +14,8 @@ created, where its legs run, where it is cancelled. The task's telemetry is `_ta
   `pending_input`), raised (fastmcp-tasks masks it as an `isError` result: `tool_error`, the
   exception on the span through the privacy step), or returned. A leg that ends the task
   records the task's outcome and duration.
+- Asked about: `tasks/get`, `tasks/update` and `tasks/cancel` SERVER spans get the task's hashed
+  id, and `tasks/get` the status it answered.
 - Cancelled: `mark_cancelled` runs only when `tasks/cancel` takes effect (not for a task
   already over): the `tasks/cancel` SERVER span takes `mcpobs.task.outcome=cancelled`,
   cancelled by the client, and the task's duration is recorded there. The worker's running leg
@@ -102,15 +104,15 @@ def patches(telemetry: Telemetry, changes: Changes) -> list[Patch]:
             if task_id is not None:
                 name = getattr(component, "name", None) or tool
                 run = TaskRun(telemetry, name, _SYSTEM, task_id, server_version=_server_version())
-                request = _state.current()
-                if leg == 1 and request is not None and request.method == "tools/call":
-                    request.span.set_attributes(run.submission_attributes(TaskStatus.WORKING.value))
         if run is None:
             return await wrapped(*args, **kwargs)
         with run.creating(leg):
             execution = await wrapped(*args, **kwargs)
-        if leg == 1:
+        if leg == 1:  # the task exists: its creating call says so (its answer will: `working`)
             with guarded("task create"):
+                request = _state.current()
+                if request is not None and request.method == "tools/call":
+                    request.span.set_attributes(run.submission_attributes(TaskStatus.WORKING.value))
                 run.submitted()
         return execution
 
@@ -140,7 +142,19 @@ def patches(telemetry: Telemetry, changes: Changes) -> list[Patch]:
             run.ended(TaskOutcome.CANCELLED, request.span if request is not None else None, TaskCanceller.CLIENT)
         return result
 
+    async def about_a_task(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        result = await wrapped(*args, **kwargs)
+        with guarded("task request"):
+            request = _state.current()
+            if request is not None and len(args) >= 2:
+                attrs = TaskRun(telemetry, None, _SYSTEM, args[1]).submission_attributes(
+                    getattr(result, "status", None)
+                )
+                request.span.set_attributes(attrs)
+        return result
+
     return [
+        *(Patch.of(seam, about_a_task) for seam in I.FASTMCP_TASKS_REQUESTS),
         Patch.of(I.FASTMCP_TASKS_ENQUEUE, enqueue),
         Patch.of(I.FASTMCP_TASKS_LEG, leg_fn),
         Patch.of(I.FASTMCP_TASKS_CANCEL, cancelled),
@@ -226,7 +240,10 @@ async def _start(telemetry: Telemetry, tool: str) -> Leg | None:
     scope, task_id, _tool, number = _task_of(job.key)
     created = job.scheduled_ns if number == 1 else None
     if created is None and task_id is not None:
-        created = await _created_ns(job.docket, scope, task_id)
+        try:  # a later leg: when the task was created, for its duration (one read)
+            created = await _created_ns(job.docket, scope, task_id)
+        except Exception as exc:  # the leg is still recorded, its task's duration not
+            report("task creation time", exc)
     run = TaskRun(telemetry, tool, _SYSTEM, task_id, created_ns=created, server_version=_server_version())
     return run.leg(number, job.context)
 
