@@ -96,6 +96,8 @@ __all__ = [
     "HANDSHAKE_METHODS",
     "HEADER_MISMATCH",
     "HEADER_STOPPED",
+    "HOP_CREATE",
+    "HOP_PROCESS",
     "HOST_STOPPED",
     "HTTP_RESPONSE_STATUS_CODE",
     "INSTRUMENT",
@@ -103,6 +105,7 @@ __all__ = [
     "JSONRPC_REQUEST_ID",
     "KNOWN_ERROR_CODES",
     "LATENCY_OUTCOMES",
+    "MAX_CLIENT_TASKS",
     "MAX_COUNTER_SERIES",
     "MAX_LEARNED_NAMES",
     "MAX_MODEL_LENGTH",
@@ -219,6 +222,7 @@ __all__ = [
     "Boundary",
     "Instrument",
     "Level",
+    "MessagingSystem",
     "MetricSpec",
     "Origin",
     "Outcome",
@@ -346,6 +350,21 @@ class TaskCanceller(StrEnum):
     SERVER = "server"
 
 
+class MessagingSystem(StrEnum):
+    """The queue between a task's submission and its work (``messaging.system`` on hop spans and task metrics)."""
+
+    PYDOCKET = "pydocket"
+    """FastMCP's tasks (both lines): pydocket on Redis, Valkey or its in-memory backend."""
+    MCP = "mcp"
+    """The 1.x SDK's experimental tasks: work started in the submitting process."""
+
+
+HOP_CREATE: Final = "create"
+"""``messaging.operation.type`` (and name) where a task is enqueued: the PRODUCER span."""
+HOP_PROCESS: Final = "process"
+"""``messaging.operation.type`` (and name) of one execution leg: the CONSUMER span."""
+
+
 TASK_ERROR_OUTCOMES: Final = frozenset({TaskOutcome.TOOL_ERROR, TaskOutcome.FAILED})
 """Task outcomes that are errors (ERROR status, `error.type`)."""
 
@@ -423,6 +442,10 @@ SESSION_ID_HASH_LENGTH: Final = 32
 """Hex characters of ``mcp.session.id`` when it is recorded as a keyed hash."""
 TASK_ID_HASH_LENGTH: Final = 32
 """Hex characters of ``mcpobs.task.id_hash``: a task id is a bearer credential, never recorded raw."""
+MAX_CLIENT_TASKS: Final = 4096
+"""Tasks a client process remembers (their submissions' span contexts, by id hash) to send later
+requests for them in their trace; past it the oldest is forgotten, and its requests open traces of
+their own."""
 MAX_COUNTER_SERIES: Final = 2000
 MAX_RELEASES: Final = 16
 """Distinct values per release label (`mcpobs.server.version`, `.client.version`, `.catalog.release`) per

@@ -26,6 +26,7 @@ from opentelemetry.trace import Span
 from mcpobs import semconv as S
 from mcpobs._client import catalog, catalog_size, classify, memory, release
 from mcpobs._client.names import ClientNames, listed
+from mcpobs._client.tasks import ClientTasks, Handle
 from mcpobs._core import hooks as _hooks
 from mcpobs._core import outbound as _outbound
 from mcpobs._core import outcome as _outcome
@@ -66,7 +67,7 @@ class Holder(Protocol):
 class Recorder:
     """What every client call shares to record itself: the telemetry, the label sets, the hooks."""
 
-    __slots__ = ("contract", "labels", "names", "peer", "request_hook", "response_hook", "telemetry")
+    __slots__ = ("contract", "labels", "names", "peer", "request_hook", "response_hook", "tasks", "telemetry")
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
@@ -80,6 +81,8 @@ class Recorder:
         """Write the answering and the catalog's releases on every call span (else on the handshake's only)."""
         self.contract = S.CONTRACT not in omitted
         """Write the fingerprints this client holds on its tools/call spans (they are sent to the server either way)."""
+        self.tasks = ClientTasks(telemetry)
+        """The tasks this process submitted, for their later requests (`tasks.ClientTasks`)."""
 
 
 _NOTIFICATIONS = "notifications/"
@@ -109,6 +112,7 @@ class ClientCall:
         "session",
         "span",
         "start",
+        "task",
         "unlisted",
         "verdict_asked",
     )
@@ -152,6 +156,8 @@ class ClientCall:
         """The cursor a tools/list asked with: which listing its page continues."""
         self.verdict_asked = False
         """mcpobs asked the server for its verdict on this tools/call: taken out of the result (`_core/verdict.py`)."""
+        self.task: tuple[str, Handle | None] | None = None
+        """A tasks/* request's task: its id hash, and its handle when this process submitted it."""
         # A stop of this process that does not wait for it ends it as `stopped` (`_core/stop.py`).
         _stop.enter(self, self._host_stopped)
 
@@ -180,6 +186,8 @@ class ClientCall:
                 self.cls = self._judged(cls, verdict)
             elif cls is _outcome.PENDING_INPUT and span.is_recording():
                 span.set_attribute(S.MRTR_INPUT_METHODS, input_methods(result.input_requests))
+            elif self.task is not None or (self.method == "tools/call" and type(result) is not sdk.CallToolResult):
+                self._tasked(result)  # a task's request, or a tools/call a server may have answered with a task
             elif self.method == "tools/list":
                 memory.remember_listing(self.session, result)
                 if span.is_recording():
@@ -209,6 +217,17 @@ class ClientCall:
                 self.cls = self._judged(cls, None)
         except Exception as err:
             report("client classification", err)
+
+    def _tasked(self, result: Any) -> None:
+        """What a reply says of a task: a submission's id hash and status, a poll's status and outcome."""
+        tasks, task = self.recorder.tasks, self.task
+        if task is not None:
+            attrs = tasks.replied(task, result, self.context)
+        else:
+            asked = self.asked[0] if self.asked is not None else None
+            attrs = tasks.submitted(result, self.span.get_span_context(), self.labels_key[3], asked)
+        if attrs:
+            self.extra = {**self.extra, **attrs} if self.extra else attrs
 
     def _judged(self, replied: Classification, verdict: Classification | None) -> Classification:
         """A failure the reply cannot place: the server's verdict, else what the listing proves, else `replied`."""

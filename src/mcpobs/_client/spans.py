@@ -19,7 +19,7 @@ from mcpobs._client import rounds as _rounds
 from mcpobs._client.calls import ClientCall, Recorder
 from mcpobs._client.names import listed
 from mcpobs._core.guard import report
-from mcpobs._core.methods import KNOWN_METHODS, TARGETED
+from mcpobs._core.methods import KNOWN_METHODS, TARGETED, TASK_METHODS
 from mcpobs._core.names import bounded_version
 from mcpobs._core.telemetry import Telemetry
 
@@ -84,14 +84,19 @@ class ClientSpans:
         # Outside a multi-round-trip operation, or before its first round came back pending
         # (most calls), there is nothing to look up: the operation's `claim` asks if it must.
         op = _rounds.active()
-        parent = None
+        parent = links = task = None
         if op is not None and (anchor := op.anchor) is not None:
             op, parent = _rounds.next_round(op, anchor, session, method, attrs)
+        if known in TASK_METHODS:  # sent in its task's trace, when this process submitted the task
+            in_task, links, task = self.recorder.tasks.opening(known, params, attrs)
+            if in_task is not None:
+                parent = in_task
         if known in self._excluded:  # no span, the metrics still count it; the caller's trace goes on
             span: Span = NonRecordingSpan(trace.get_current_span(parent).get_span_context())
         else:
-            span = tel.start_span(S.span_name(known, target), parent, SpanKind.CLIENT, attrs)
+            span = tel.start_span(S.span_name(known, target), parent, SpanKind.CLIENT, attrs, links)
         call = ClientCall(self.recorder, session, method, span, labels_key)
+        call.task = task
         if later:
             call.extra = dict(later)  # a copy: the call adds to its own
         if target is None and known == "tools/call" and isinstance(raw, str):

@@ -79,7 +79,13 @@ def params_of(request: Any) -> dict[str, Any] | None:
     if isinstance(params, Mapping):
         return dict(cast("Mapping[str, Any]", params))
     found: dict[str, Any] = {}
-    for field, key in (("name", "name"), ("uri", "uri"), ("protocol_version", "protocolVersion"), ("cursor", "cursor")):
+    for field, key in (
+        ("name", "name"),
+        ("uri", "uri"),
+        ("protocol_version", "protocolVersion"),
+        ("cursor", "cursor"),
+        ("task_id", "taskId"),  # tasks/*: which task (its hash only is ever recorded)
+    ):
         value = getattr(params, field, None)
         if value is not None:
             found[key] = value

@@ -18,7 +18,10 @@ REQUEST_METHODS = sdk.CLIENT_REQUESTS
 """The requests a client may send a server (a message of these methods must carry an id)."""
 SERVER_REQUEST_METHODS = sdk.SERVER_REQUESTS
 """What a server may ask its client (`ping`, `roots/list`, `sampling/createMessage`, ...)."""
-KNOWN_METHODS = SPEC_METHODS | SERVER_REQUEST_METHODS
+TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list"})
+"""The task requests a client sends (SEP-1686 on the 1.x line, the 2.x tasks extension SEP-2663):
+an extension's on 2.x, so not among the SDK's own methods there."""
+KNOWN_METHODS = SPEC_METHODS | SERVER_REQUEST_METHODS | TASK_METHODS
 """Every method a client-side span may be named after."""
 
 TARGETED = {"tools/call": S.GEN_AI_TOOL_NAME, "prompts/get": S.GEN_AI_PROMPT_NAME}
