@@ -90,7 +90,8 @@ async def ask(ctx: Context) -> str | mcp_types.InputRequiredResult:
 
 
 @mcp.tool(task=True)
-async def forever() -> str:
+async def forever(ctx: Context) -> str:
+    await ctx.report_progress(0, 1, "running")  # the client waits for this before it cancels
     await asyncio.sleep(60)
     return "never"
 
@@ -103,7 +104,8 @@ async def broken() -> str:
 
 
 @mcp.tool(task=True)
-async def long() -> str:
+async def long(ctx: Context) -> str:
+    await ctx.report_progress(0, 1, "running")  # the test waits for this before it stops the worker
     await asyncio.sleep(60)
     return "never"
 
@@ -176,7 +178,8 @@ async def _scenarios(url: str) -> dict[str, str]:
         r = await client.call_tool("ask", {}, raise_on_error=False)
         results["ask"] = r.content[0].text
         task = await call_tool_task(client, "forever", {})
-        await asyncio.sleep(1.5)  # the worker runs it by then (the wire says `working` either way)
+        await _running(task)
+        await asyncio.sleep(1.0)  # cancelled after a second of running
         await task.cancel()
         for _ in range(50):
             status = await task.status()
@@ -191,9 +194,17 @@ async def _scenarios(url: str) -> dict[str, str]:
                 break
             await asyncio.sleep(0.1)
         results["broken"] = status.status
-        await call_tool_task(client, "long", {})  # still running when the worker is stopped
-        await asyncio.sleep(1.5)
+        await _running(await call_tool_task(client, "long", {}))  # still running when the worker is stopped
     return results
+
+
+async def _running(task: Any) -> None:
+    """Until the worker runs `task` (its tool reports "running": the wire says `working` before too)."""
+    for _ in range(300):
+        if (await task.status()).status_message == "running":
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the worker did not start the task in 30 s")
 
 
 def _task_ids(redis_url: str, docket_name: str) -> dict[str, str]:
