@@ -18,13 +18,10 @@ Printed as a Markdown table: instructions (or µs) per task, and the ratio to th
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
 import time
 from typing import Any
 
-from harness import callgrind
-from harness.window import Window
+from harness import pairs
 
 N = 2000
 TASK_ID = "W-XvIMumJ4h8WnXCIo7Zcb9VpMgYygk1HzFkYS53yHE"
@@ -112,36 +109,5 @@ def cases() -> dict[str, tuple[Any, Any]]:
     }
 
 
-def measure(name: str, which: int) -> float:
-    """Instructions per task under callgrind (this process runs under it), else CPU µs."""
-    run = cases()[name][which]
-    for _ in range(50):
-        run()
-    with Window(callgrind.client(), settle=False) as window:
-        for _ in range(N):
-            run()
-    return window.cpu / N * 1e6
-
-
-def _under_callgrind(name: str, which: int) -> float:
-    command = [sys.executable, __file__, "--one", name, str(which)]
-    _, total = callgrind.counted_once(command, dict(os.environ), f"{name} ({which})")
-    return total / N
-
-
-def main() -> None:
-    if sys.argv[1:2] == ["--one"]:
-        measure(sys.argv[2], int(sys.argv[3]))
-        return
-    counted = "--instructions" in sys.argv
-    unit = "instructions" if counted else "CPU µs"
-    print(f"| a task's part | by hand ({unit}) | mcpobs ({unit}) | ratio |")
-    print("|---|---:|---:|---:|")
-    for name in cases():
-        by_hand, ours = (_under_callgrind(name, i) if counted else measure(name, i) for i in (0, 1))
-        digits = 0 if counted else 2
-        print(f"| {name} | {by_hand:,.{digits}f} | {ours:,.{digits}f} | {ours / by_hand:.2f} |")
-
-
 if __name__ == "__main__":
-    main()
+    pairs.main(cases, __file__, N, ("a task's part", "by hand", "mcpobs"))

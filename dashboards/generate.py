@@ -43,6 +43,9 @@ PROGRESS_CAPPED = S.prometheus_name(S.PROGRESS_CAPPED)
 STREAMS = S.prometheus_name(S.SUBSCRIPTION_STREAMS)
 EVENTS = S.prometheus_name(S.SUBSCRIPTION_EVENTS)
 STALE = S.prometheus_name(S.STALE_CALLS)
+TASK_DURATION = S.prometheus_name(S.TASK_DURATION)
+TASK_QUEUE_WAIT = S.prometheus_name(S.TASK_QUEUE_WAIT)
+TASKS_IN_FLIGHT = S.prometheus_name(S.TASKS_IN_FLIGHT)
 
 OUTCOME = S.prometheus_label(S.OUTCOME)
 BOUNDARY = S.prometheus_label(S.FAILURE_BOUNDARY)
@@ -50,6 +53,7 @@ TOOL = S.prometheus_label(S.GEN_AI_TOOL_NAME)
 METHOD = S.prometheus_label(S.MCP_METHOD_NAME)
 EVENT = S.prometheus_label(S.SUBSCRIPTION_EVENT)
 DIRECTION = S.prometheus_label(S.SUBSCRIPTION_DIRECTION)
+TASK_OUTCOME = S.prometheus_label(S.TASK_OUTCOME)
 
 SELECT = 'job=~"$service"'
 SELECT_TOOL = f'{SELECT}, {TOOL}=~"$tool"'
@@ -286,6 +290,49 @@ def server_dashboard() -> Dashboard:
                 "reqps",
                 _query(_rate(STALE, SELECT_TOOL, TOOL), f"{{{{{TOOL}}}}}"),
                 width=24,
+            )
+        )
+        .with_row(Row("Tasks"))
+        .with_panel(
+            _timeseries(
+                "Tasks ended, by outcome",
+                "Tasks that reached their end, by tool and what happened to them (mcpobs.task.outcome: ok, "
+                "tool_error, failed, cancelled), counted once where each ended (a worker, or the cancel). "
+                "Choose the workers' services too.",
+                "ops",
+                _query(
+                    _rate(f"{TASK_DURATION}_count", SELECT_TOOL, f"{TOOL}, {TASK_OUTCOME}"),
+                    f"{{{{{TOOL}}}}} {{{{{TASK_OUTCOME}}}}}",
+                ),
+                width=8,
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Task duration and queue wait (p95)",
+                "From submission to the task's end, and to its first leg's start in a worker.",
+                "s",
+                _query(
+                    f"histogram_quantile(0.95, sum by (le, {TOOL}) "
+                    f"(rate({TASK_DURATION}_bucket{{{SELECT_TOOL}}}[$__rate_interval])))",
+                    f"duration {{{{{TOOL}}}}}",
+                ),
+                _query(
+                    f"histogram_quantile(0.95, sum by (le, {TOOL}) "
+                    f"(rate({TASK_QUEUE_WAIT}_bucket{{{SELECT_TOOL}}}[$__rate_interval])))",
+                    f"queue wait {{{{{TOOL}}}}}",
+                ),
+                width=8,
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Tasks in flight",
+                "Submitted and not ended yet: +1 where submitted, -1 where ended, summed over the "
+                "servers and workers chosen.",
+                "short",
+                _query(f"sum by ({TOOL}) ({TASKS_IN_FLIGHT}{{{SELECT_TOOL}}})", f"{{{{{TOOL}}}}}"),
+                width=8,
             )
         )
     )

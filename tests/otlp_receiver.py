@@ -68,6 +68,8 @@ class OtlpReceiver:
         self.points: list[Point] = []
         self.bodies: list[bytes] = []
         """Every export's body as received (the bytes a backend would store)."""
+        self.metric_bodies: list[bytes] = []
+        """The metric exports' bodies, in the order received (to hand on to a real backend)."""
         self.lock = threading.Lock()
         receiver = self
 
@@ -118,6 +120,8 @@ class OtlpReceiver:
                 self.spans += len(spans)
                 self.received_spans += spans
         elif path.endswith("/v1/metrics"):
+            with self.lock:
+                self.metric_bodies.append(body)
             metrics = ExportMetricsServiceRequest()
             metrics.ParseFromString(body)
             points: list[Point] = []

@@ -90,7 +90,8 @@ async def ask(ctx: Context) -> str | mcp_types.InputRequiredResult:
 
 
 @mcp.tool(task=True)
-async def forever() -> str:
+async def forever(ctx: Context) -> str:
+    await ctx.report_progress(0, 1, "running")  # the client waits for this before it cancels
     await asyncio.sleep(60)
     return "never"
 
@@ -103,7 +104,8 @@ async def broken() -> str:
 
 
 @mcp.tool(task=True)
-async def long() -> str:
+async def long(ctx: Context) -> str:
+    await ctx.report_progress(0, 1, "running")  # the test waits for this before it stops the worker
     await asyncio.sleep(60)
     return "never"
 
@@ -176,7 +178,8 @@ async def _scenarios(url: str) -> dict[str, str]:
         r = await client.call_tool("ask", {}, raise_on_error=False)
         results["ask"] = r.content[0].text
         task = await call_tool_task(client, "forever", {})
-        await asyncio.sleep(1.5)  # the worker runs it by then (the wire says `working` either way)
+        await _running(task)
+        await asyncio.sleep(1.0)  # cancelled after a second of running
         await task.cancel()
         for _ in range(50):
             status = await task.status()
@@ -191,9 +194,17 @@ async def _scenarios(url: str) -> dict[str, str]:
                 break
             await asyncio.sleep(0.1)
         results["broken"] = status.status
-        await call_tool_task(client, "long", {})  # still running when the worker is stopped
-        await asyncio.sleep(1.5)
+        await _running(await call_tool_task(client, "long", {}))  # still running when the worker is stopped
     return results
+
+
+async def _running(task: Any) -> None:
+    """Until the worker runs `task` (its tool reports "running": the wire says `working` before too)."""
+    for _ in range(300):
+        if (await task.status()).status_message == "running":
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the worker did not start the task in 30 s")
 
 
 def _task_ids(redis_url: str, docket_name: str) -> dict[str, str]:
@@ -224,7 +235,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     receiver = OtlpReceiver()
     docket_name = f"tasks-test-{os.getpid()}"
     redis_url = f"redis://127.0.0.1:{valkey_port}/0"
-    settings = {"TASKS_DOCKET_URL": redis_url, "TASKS_DOCKET_NAME": docket_name}
+    settings = {
+        "TASKS_DOCKET_URL": redis_url,
+        "TASKS_DOCKET_NAME": docket_name,
+        "OTEL_METRIC_EXPORT_INTERVAL": "500",  # a few points per series: the dashboard's rates need two
+    }
     valkey = start(
         [valkey_server(), "--port", str(valkey_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
@@ -452,3 +467,62 @@ def test_no_exported_byte_holds_a_task_id(run: Run):
     for tool, task_id in run.task_ids.items():
         assert task_id.encode() not in exported, f"the {tool} task's id was exported"
     assert not [s.name for s in run.spans() if "docket.key" in s.attributes]
+
+
+TASK_METRICS = tuple(S.prometheus_name(m) for m in (S.TASK_DURATION, S.TASK_QUEUE_WAIT, S.TASKS_IN_FLIGHT))
+
+
+def test_the_tasks_row_of_the_server_dashboard_shows_the_tasks_in_a_real_prometheus(run: Run, tmp_path: Path):
+    """The tasks row's expressions, read from the committed dashboard, on what the server and the
+    worker exported, handed to a real Prometheus's OTLP receiver (the e2e workload's venv cannot
+    install fastmcp-tasks: its test leaves this row to this one)."""
+    import urllib.request
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
+    from backends import DEPLOY, prometheus_binary, promql
+    from backends import run as backend
+    from test_dashboards import queries
+
+    row = [(title, expr) for name, title, expr in queries() if any(m in expr for m in TASK_METRICS)]
+    assert {title for title, _ in row} == {
+        "Tasks ended, by outcome",
+        "Task duration and queue wait (p95)",
+        "Tasks in flight",
+    }
+    assert {name for name, _, expr in queries() if any(m in expr for m in TASK_METRICS)} == {"mcpobs-server.json"}
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [
+        str(prometheus_binary()),
+        f"--config.file={DEPLOY / 'prometheus.yml'}",
+        f"--storage.tsdb.path={tmp_path / 'data'}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--web.enable-otlp-receiver",
+    ]
+    with run.receiver.lock:
+        bodies = list(run.receiver.metric_bodies)
+        at = max(p.time for p in run.receiver.points) / 1e9
+    with backend("prometheus", command, f"{url}/-/ready", url, tmp_path, {}):
+        for body in bodies:
+            sent = urllib.request.Request(
+                f"{url}/api/v1/otlp/v1/metrics", body, {"Content-Type": "application/x-protobuf"}, method="POST"
+            )
+            with urllib.request.urlopen(sent, timeout=10) as answer:
+                assert answer.status in (200, 204)
+        shown: dict[str, list[dict[str, Any]]] = {}
+        for title, expr in row:
+            sent_expr = expr.replace("$service", ".*").replace("$tool", ".*").replace("$__rate_interval", "1m")
+            deadline = time.monotonic() + 15
+            while not (rows := promql(url, sent_expr, at)) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert rows, f"{title}: no data for {sent_expr}"
+            shown[title] = shown.get(title, []) + rows
+    ended = {
+        (r["metric"][S.prometheus_label(S.GEN_AI_TOOL_NAME)], r["metric"][S.prometheus_label(S.TASK_OUTCOME)])
+        for r in shown["Tasks ended, by outcome"]
+    }
+    assert ("boom", "tool_error") in ended and ("forever", "cancelled") in ended
+    in_flight = {
+        r["metric"][S.prometheus_label(S.GEN_AI_TOOL_NAME)]: float(r["value"][1]) for r in shown["Tasks in flight"]
+    }
+    assert in_flight["long"] == 1 and in_flight["slow"] == 0

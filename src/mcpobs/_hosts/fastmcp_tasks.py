@@ -87,11 +87,16 @@ async def _created_ns(docket: Any, scope: str | None, task_id: str) -> int | Non
     if prefix is None or docket is None:
         return None
     async with docket.redis() as redis:
-        raw = await redis.get(docket.key(f"{prefix(scope)}:{task_id}:created_at"))
-    if not raw:
-        return None
-    text = raw.decode() if isinstance(raw, bytes) else str(raw)
-    return int(datetime.fromisoformat(text).timestamp() * 1e9)
+        return _wall_ns(await redis.get(docket.key(f"{prefix(scope)}:{task_id}:created_at")))
+
+
+def _text(raw: object) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def _wall_ns(raw: object) -> int | None:
+    """fastmcp-tasks' ISO 8601 time (as Redis hands it back) as wall-clock nanoseconds."""
+    return int(datetime.fromisoformat(_text(raw)).timestamp() * 1e9) if raw else None
 
 
 def patches(telemetry: Telemetry, changes: Changes) -> list[Patch]:
@@ -169,12 +174,7 @@ async def _facts(docket: Any, scope: str | None, task_id: str) -> tuple[str | No
     base = f"{prefix(scope)}:{task_id}"
     async with docket.redis() as redis:
         key, created = await redis.mget(docket.key(base), docket.key(f"{base}:created_at"))
-    tool = _task_of(key.decode() if isinstance(key, bytes) else str(key))[2] if key else None
-    created_ns = None
-    if created:
-        text = created.decode() if isinstance(created, bytes) else str(created)
-        created_ns = int(datetime.fromisoformat(text).timestamp() * 1e9)
-    return tool, created_ns
+    return (_task_of(_text(key))[2] if key else None), _wall_ns(created)
 
 
 def _asks(result: object) -> bool:
