@@ -401,6 +401,15 @@ SERVER1_SSE_POST = wrap(
     "the boundary of an SSE message POST mcpobs did not build the app of (_server/sdk1/http.py)",
     **_S1,
 )
+SERVER1_RUN_TASK = wrap(
+    "mcp.server.experimental.request_context:Experimental.run_task",
+    "a task's create span, and its work's process span (_server/sdk1/tasks.py)",
+    **_S1,
+)
+_QUEUED = "a request a task's work queues for its client carries the work's context (_server/sdk1/tasks.py)"
+SERVER1_BUILD_ELICIT = wrap("mcp.server.session:ServerSession._build_elicit_form_request", _QUEUED, **_S1)
+SERVER1_BUILD_ELICIT_URL = wrap("mcp.server.session:ServerSession._build_elicit_url_request", _QUEUED, **_S1)
+SERVER1_BUILD_SAMPLING = wrap("mcp.server.session:ServerSession._build_create_message_request", _QUEUED, **_S1)
 
 # -- FastMCP 1, `mcp.server.fastmcp` on mcp 1.x (_hosts/sdk1/fastmcp1.py) --------------------------
 
