@@ -96,6 +96,8 @@ __all__ = [
     "HANDSHAKE_METHODS",
     "HEADER_MISMATCH",
     "HEADER_STOPPED",
+    "HOP_CREATE",
+    "HOP_PROCESS",
     "HOST_STOPPED",
     "HTTP_RESPONSE_STATUS_CODE",
     "INSTRUMENT",
@@ -219,6 +221,7 @@ __all__ = [
     "Boundary",
     "Instrument",
     "Level",
+    "MessagingSystem",
     "MetricSpec",
     "Origin",
     "Outcome",
@@ -344,6 +347,21 @@ class TaskCanceller(StrEnum):
 
     CLIENT = "client"
     SERVER = "server"
+
+
+class MessagingSystem(StrEnum):
+    """The queue between a task's submission and its work (``messaging.system`` on hop spans and task metrics)."""
+
+    PYDOCKET = "pydocket"
+    """FastMCP's tasks (both lines): pydocket on Redis, Valkey or its in-memory backend."""
+    MCP = "mcp"
+    """The 1.x SDK's experimental tasks: work started in the submitting process."""
+
+
+HOP_CREATE: Final = "create"
+"""``messaging.operation.type`` (and name) where a task is enqueued: the PRODUCER span."""
+HOP_PROCESS: Final = "process"
+"""``messaging.operation.type`` (and name) of one execution leg: the CONSUMER span."""
 
 
 TASK_ERROR_OUTCOMES: Final = frozenset({TaskOutcome.TOOL_ERROR, TaskOutcome.FAILED})

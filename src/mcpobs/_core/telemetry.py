@@ -71,10 +71,16 @@ class Telemetry:
         self.stale_calls: Tally = _instrument(meter, semconv.STALE_CALLS)
         self.catalog_size: Any = _instrument(meter, semconv.CATALOG_SIZE)
         self.catalog_size_tokens: Any = _instrument(meter, semconv.CATALOG_SIZE_TOKENS)
+        self._meter = meter
         self.catalog_tokens, problem = configured_counter(os.environ)
         """How listings' tokens are counted (`_core/cost.py`): the estimate unless the environment names an encoding."""
         if problem:
             logger.warning("mcpobs: %s", problem)
+
+    def create_instrument(self, spec: semconv.MetricSpec) -> Any:
+        """An instrument for `spec` on this instrumentation's meter, for the features that own their
+        instruments (`_tasks/metrics.py`): made once per `Telemetry`, as the ones above."""
+        return _instrument(self._meter, spec)
 
     def providers(self) -> list[Any]:
         """The providers this instrumentation records to (given, or the global ones now)."""
