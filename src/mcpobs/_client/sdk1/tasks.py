@@ -20,15 +20,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from opentelemetry import metrics, trace
+from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext
 
 from mcpobs import semconv as S
 from mcpobs._client import classify
 from mcpobs._client.calls import ClientCall
 from mcpobs._core.telemetry import Telemetry
+from mcpobs._tasks import metrics
 from mcpobs._tasks.ids import task_id_hash
-from mcpobs._version import __version__
 from mcpobs.semconv import TaskOutcome
 
 MAX_HANDLES = 1024
@@ -61,15 +61,8 @@ class ClientTasks:
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.key = telemetry.settings.session_id_key
+        self.telemetry = telemetry
         self.handles: OrderedDict[str, Handle] = OrderedDict()
-        meter = metrics.get_meter(S.INSTRUMENTATION_NAME, __version__, telemetry.providers()[1])
-        spec = S.CLIENT_TASK_POLLS
-        self.polls = meter.create_histogram(
-            spec.name,
-            unit=spec.unit,
-            description=spec.brief,
-            explicit_bucket_boundaries_advisory=list(spec.buckets) if spec.buckets else None,
-        )
 
     def _handle(self, request: Any) -> tuple[str | None, Handle | None]:
         params = getattr(request, "params", None)
@@ -160,7 +153,8 @@ class ClientTasks:
         attrs[S.TASK_OUTCOME] = found.value
         if by is not None:
             attrs[S.TASK_CANCELLED_BY] = by.value
-        self.polls.record(handle.polls, {S.GEN_AI_TOOL_NAME: handle.tool, S.TASK_OUTCOME: found.value})
+        labels = {S.GEN_AI_TOOL_NAME: handle.tool, S.TASK_OUTCOME: found.value}
+        metrics.of(self.telemetry).polls.record(handle.polls, labels)
 
     @staticmethod
     def _extra(call: ClientCall) -> dict[str, Any]:

@@ -24,220 +24,121 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from opentelemetry import context as otel_context
-from opentelemetry import metrics, trace
-from opentelemetry.trace import Link, Span, SpanKind
+from opentelemetry import trace
+from opentelemetry.context import Context
 
 from mcpobs import semconv as S
 from mcpobs._core import outcome as _outcome
 from mcpobs._core import propagation as _propagation
 from mcpobs._core.guard import guarded, report
-from mcpobs._core.outcome import Classification
 from mcpobs._core.patches import Patch
-from mcpobs._core.telemetry import Telemetry, end_once
+from mcpobs._core.telemetry import Telemetry
 from mcpobs._core.wire_values import as_mapping
 from mcpobs._server import state as _state
+from mcpobs._tasks import outcome as _task_outcome
+from mcpobs._tasks.hop import Creating
 from mcpobs._tasks.ids import task_id_hash
-from mcpobs._version import __version__
+from mcpobs._tasks.task import TaskRun
 from mcpobs.semconv import TaskOutcome
 
-SYSTEM_MCP = "mcp"
-"""`messaging.system` of the 1.x SDK's in-process tasks (the registry's value)."""
-SYSTEM_DOCKET = "pydocket"
-
 MAX_RUNS = 4096
-"""Tasks remembered per process: the oldest are forgotten first (a poll for one then links nothing)."""
-
-_TERMINAL_STATUS = {
-    S.TaskStatus.COMPLETED.value: TaskOutcome.OK,
-    S.TaskStatus.FAILED.value: TaskOutcome.TOOL_ERROR,
-    S.TaskStatus.CANCELLED.value: TaskOutcome.CANCELLED,
-}
-"""A terminal status on the 1.x wire read as the task's outcome: a failed task is its tool's failure."""
-
-_LEG_OUTCOME = {
-    TaskOutcome.OK: _outcome.OK,
-    TaskOutcome.TOOL_ERROR: _outcome.TOOL_ERROR,
-    TaskOutcome.CANCELLED: _outcome.CANCELLED,
-}
+"""Tasks remembered per process: the oldest are forgotten first (a poll for one then finds nothing)."""
 
 
-class Instruments:
-    """The task metrics of one `Telemetry` (made on first use)."""
+class Submitted:
+    """A task this process submitted (or a worker rebuilt from its job): its `TaskRun`, the job's
+    context, its legs, and whether its end was recorded (by its last leg, or by a cancel)."""
 
-    def __init__(self, telemetry: Telemetry) -> None:
-        meter = metrics.get_meter(S.INSTRUMENTATION_NAME, __version__, telemetry.providers()[1])
+    __slots__ = ("context", "leg_context", "legs", "outcome", "run")
 
-        def histogram(spec: S.MetricSpec) -> Any:
-            buckets = list(spec.buckets) if spec.buckets else None
-            return meter.create_histogram(
-                spec.name, unit=spec.unit, description=spec.brief, explicit_bucket_boundaries_advisory=buckets
-            )
-
-        self.duration = histogram(S.TASK_DURATION)
-        self.queue_wait = histogram(S.TASK_QUEUE_WAIT)
-        self.leg_duration = histogram(S.TASK_LEG_DURATION)
-        self.in_flight = meter.create_up_down_counter(
-            S.TASKS_IN_FLIGHT.name, unit=S.TASKS_IN_FLIGHT.unit, description=S.TASKS_IN_FLIGHT.brief
-        )
-
-
-_instruments: dict[int, Instruments] = {}
-
-
-def instruments(telemetry: Telemetry) -> Instruments:
-    found = _instruments.get(id(telemetry))
-    if found is None:
-        found = _instruments[id(telemetry)] = Instruments(telemetry)
-    return found
-
-
-class Run:
-    """One task this process submitted: from its submission to its one terminal outcome."""
-
-    __slots__ = ("context", "id_hash", "labels", "leg_context", "legs", "submitted", "telemetry", "terminal", "tool")
-
-    def __init__(self, telemetry: Telemetry, tool: str, system: str, context: Any) -> None:
-        self.telemetry = telemetry
-        self.tool = tool
-        self.labels = {S.GEN_AI_TOOL_NAME: tool, S.MESSAGING_SYSTEM: system}
+    def __init__(self, run: TaskRun, context: Context | None) -> None:
+        self.run = run
         self.context = context
         """The job's context: the `create` span's (a leg's parent and link)."""
-        self.leg_context: Any = None
-        """The running leg's context, while it runs (a relayed request's parent)."""
-        self.submitted = time.time()
-        self.id_hash: str | None = None
+        self.leg_context: Context | None = None
+        """The running leg's context, while it runs (a request relayed for it is sent under it)."""
         self.legs = 0
-        self.terminal: TaskOutcome | None = None
+        self.outcome: TaskOutcome | None = None
+        """How the task ended, once recorded (by its last leg here, or by a cancel)."""
 
-    def created(self, task_id: object) -> None:
-        self.id_hash = task_id_hash(task_id, self.telemetry.settings.session_id_key)
-        if self.id_hash is not None:
-            remember(self.id_hash, self)
-        instruments(self.telemetry).in_flight.add(1, self.labels)
+    def remember(self) -> None:
+        id_hash = self.run.id_hash
+        if id_hash is not None:
+            RUNS[id_hash] = self
+            RUNS.move_to_end(id_hash)
+            while len(RUNS) > MAX_RUNS:
+                RUNS.popitem(last=False)
 
-    def ended(self, found: TaskOutcome, attrs: dict[str, Any], by: S.TaskCanceller | None = None) -> None:
-        """The task's terminal outcome, once: onto `attrs` (the caller writes them on its span), and its metrics."""
-        if self.terminal is not None:
-            return
-        self.terminal = found
-        attrs[S.TASK_OUTCOME] = found.value
-        labels: dict[str, Any] = {**self.labels, S.TASK_OUTCOME: found.value}
-        if by is not None:
-            attrs[S.TASK_CANCELLED_BY] = labels[S.TASK_CANCELLED_BY] = by.value
-        if found in S.TASK_ERROR_OUTCOMES:
-            labels[S.ERROR_TYPE] = S.TOOL_ERROR
-        tools = instruments(self.telemetry)
-        tools.duration.record(max(0.0, time.time() - self.submitted), labels)
-        tools.in_flight.add(-1, self.labels)
+    def end(self, outcome: TaskOutcome, span: Any, by: S.TaskCanceller | None = None) -> None:
+        """The task ended here (a cancel): recorded once."""
+        if self.outcome is None:
+            self.outcome = outcome
+            self.run.ended(outcome, span, by)
+
+    async def leg(self, body: Any, is_error: Callable[[Any], bool], raised_is_tool_error: bool = True) -> Any:
+        """Run `body()` as the task's next leg: its `process` span current, no request current inside."""
+        leg = None
+        try:
+            self.legs += 1
+            leg = self.run.leg(self.legs, self.context)
+        except Exception as exc:
+            report("task leg start", exc)
+        if leg is None:
+            return await body()
+        with leg:
+            self.leg_context = otel_context.get_current()
+            token = _state.enter(None)  # the request that submitted it was answered long ago
+            try:
+                result = await body()
+            except BaseException as exc:
+                with guarded("task leg end"):
+                    self.leg_context = None
+                    if _outcome.is_cancellation(exc) or not raised_is_tool_error:
+                        leg.fail(exc)
+                    else:
+                        self.outcome = TaskOutcome.TOOL_ERROR
+                        leg.tool_raised(exc)
+                        leg.stop(is_error=True)
+                raise
+            finally:
+                _state.leave(token)
+        with guarded("task leg end"):
+            self.leg_context = None
+            if self.outcome is not None:  # cancelled while it ran (the 1.x SDK only marks it): the leg ran on
+                import anyio
+
+                leg.fail(anyio.get_cancelled_exc_class()())
+            else:
+                failed = is_error(result)
+                self.outcome = TaskOutcome.TOOL_ERROR if failed else TaskOutcome.OK
+                leg.stop(is_error=failed)
+        return result
 
 
-RUNS: OrderedDict[str, Run] = OrderedDict()
+RUNS: OrderedDict[str, Submitted] = OrderedDict()
 
 
-def remember(id_hash: str, run: Run) -> None:
-    RUNS[id_hash] = run
-    RUNS.move_to_end(id_hash)
-    while len(RUNS) > MAX_RUNS:
-        RUNS.popitem(last=False)
-
-
-def run_of(task_id: object, telemetry: Telemetry) -> Run | None:
+def run_of(task_id: object, telemetry: Telemetry) -> Submitted | None:
     id_hash = task_id_hash(task_id, telemetry.settings.session_id_key)
     return RUNS.get(id_hash) if id_hash is not None else None
 
 
-# -- the hop ----------------------------------------------------------------------------------------
+def submitting(telemetry: Telemetry, tool: str | None, system: str) -> tuple[Submitted, Creating]:
+    """A task about to be created: its run, and its `create` span (opened now, current inside `with`)."""
+    run = TaskRun(telemetry, tool, system, None, created_ns=time.time_ns())
+    creating = run.creating()
+    return Submitted(run, trace.set_span_in_context(creating.span)), creating
 
 
-def hop_attributes(tool: str, system: str, operation: str) -> dict[str, Any]:
-    return {
-        S.MESSAGING_SYSTEM: system,
-        S.MESSAGING_OPERATION_TYPE: operation,
-        S.MESSAGING_OPERATION_NAME: operation,
-        S.MESSAGING_DESTINATION_NAME: tool,
-        S.GEN_AI_TOOL_NAME: tool,
-    }
-
-
-def create_span(telemetry: Telemetry, tool: str, system: str) -> tuple[Span, Run]:
-    """The PRODUCER `create <tool>` span, a child of what is current (the tools/call SERVER span)."""
-    span = telemetry.start_span(
-        S.task_hop_span_name("create", tool), None, SpanKind.PRODUCER, hop_attributes(tool, system, "create")
-    )
-    return span, Run(telemetry, tool, system, trace.set_span_in_context(span))
-
-
-def end_create(span: Span, run: Run, task_id: object, status: object, exc: BaseException | None) -> None:
-    attrs: dict[str, Any] = {}
-    cls = _outcome.OK
-    if exc is None:
-        run.created(task_id)
-        if run.id_hash is not None:
-            attrs[S.TASK_ID_HASH] = run.id_hash
-        if isinstance(status, str):
-            attrs[S.TASK_STATUS] = status
-    else:
-        cls = _outcome.CANCELLED if _outcome.is_cancellation(exc) else _outcome.crash(exc)
-    if span.is_recording():
-        _outcome.write(span, cls, attrs)
-    span.end()
-
-
-class Leg:
-    """One execution of a task's work: its CONSUMER `process <tool>` span, current while it runs."""
-
-    __slots__ = ("attrs", "run", "span", "start", "system", "tokens")
-
-    def __init__(self, run: Run, system: str, parent: Any, task_id: object, started: float | None = None) -> None:
-        self.run = run
-        self.system = system
-        run.legs += 1
-        if run.id_hash is None:  # a worker rebuilding the run: the id from the job
-            run.id_hash = task_id_hash(task_id, run.telemetry.settings.session_id_key)
-        attrs = hop_attributes(run.tool, system, "process")
-        attrs[S.TASK_LEG] = run.legs
-        if run.id_hash is not None:
-            attrs[S.TASK_ID_HASH] = run.id_hash
-        job = trace.get_current_span(parent).get_span_context()
-        links = [Link(job)] if job.is_valid else None
-        self.span = run.telemetry.start_span(
-            S.task_hop_span_name("process", run.tool), parent, SpanKind.CONSUMER, attrs, links
-        )
-        self.start = time.time()
-        self.attrs: dict[str, Any] = {}
-        if run.legs == 1:
-            instruments(run.telemetry).queue_wait.record(max(0.0, self.start - run.submitted), run.labels)
-        run.leg_context = trace.set_span_in_context(self.span)
-        # Inside the work no request is current: the tools/call it came from was answered long ago.
-        self.tokens = (_state.enter(None), otel_context.attach(run.leg_context))
-
-    def leave(self) -> None:
-        otel_context.detach(self.tokens[1])
-        _state.leave(self.tokens[0])
-
-    def end(self, found: TaskOutcome, terminal: bool) -> None:
-        """End the leg as `found`; the task's terminal outcome too when `terminal`."""
-        run, span = self.run, self.span
-        run.leg_context = None
-        cls: Classification = _LEG_OUTCOME.get(found, _outcome.TOOL_ERROR)
-        attrs = self.attrs
-        if terminal:
-            run.ended(found, attrs)
-        labels: dict[str, Any] = {**run.labels, S.OUTCOME: cls.outcome_value}
-        if cls.error_type is not None:
-            labels[S.ERROR_TYPE] = cls.error_type
-        try:
-            if span.is_recording():
-                _outcome.write(span, cls, attrs)
-            span.end()
-        except Exception as err:
-            report("task leg span end", err)
-            end_once(span)
-        instruments(run.telemetry).leg_duration.record(max(0.0, time.time() - self.start), labels)
-
-
-def outcome_of_exception(exc: BaseException) -> TaskOutcome:
-    return TaskOutcome.CANCELLED if _outcome.is_cancellation(exc) else TaskOutcome.TOOL_ERROR
+def created(submitted: Submitted, span: Any, task: Any) -> None:
+    """The task was created (`task`: the SDK's `Task`): its id hashed onto the `create` span, remembered."""
+    run = submitted.run
+    run.id_hash = task_id_hash(getattr(task, "taskId", None), run.telemetry.settings.session_id_key)
+    attrs = run.submission_attributes(getattr(task, "status", None))
+    if attrs and span.is_recording():
+        span.set_attributes(attrs)
+    run.submitted()
+    submitted.remember()
 
 
 # -- the 1.x SDK's run_task ------------------------------------------------------------------------
@@ -248,64 +149,39 @@ def run_task_wrapper(telemetry: Telemetry, name_tool_late: Callable[[], None]) -
 
     async def run_task(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `Experimental.run_task(work, ...)`: the `create` span, and the work in its `process` span."""
-        span = run = None
+        found = None
         try:
             name_tool_late()
             state = _state.current()
-            tool = state.tool if state is not None and state.tool else S.OTHER
-            span, run = create_span(telemetry, tool, SYSTEM_MCP)
+            found = submitting(telemetry, state.tool if state is not None else None, S.MessagingSystem.MCP.value)
             work = args[0] if args else kwargs["work"]
-            observed = _observed(run, work)
+            observed = _observed(found[0], work)
             if args:
                 args = (observed, *args[1:])
             else:
                 kwargs = {**kwargs, "work": observed}
         except Exception as exc:
             report("task create", exc)
-        if span is None or run is None:
+        if found is None:
             return await wrapped(*args, **kwargs)
-        token = otel_context.attach(run.context)
-        try:
+        submitted, creating = found
+        with creating as span:
             result = await wrapped(*args, **kwargs)
-        except BaseException as exc:
-            otel_context.detach(token)
-            with guarded("task create end"):
-                end_create(span, run, None, None, exc)
-            raise
-        otel_context.detach(token)
-        with guarded("task create end"):
-            task = getattr(result, "task", None)
-            end_create(span, run, getattr(task, "taskId", None), getattr(task, "status", None), None)
+            with guarded("task created"):
+                created(submitted, span, getattr(result, "task", None))
         return result
 
     return run_task
 
 
-def _observed(run: Run, work: Any) -> Any:
+def _observed(submitted: Submitted, work: Any) -> Any:
     async def observed(task: Any) -> Any:
-        leg = None
-        try:
-            leg = Leg(run, SYSTEM_MCP, run.context, getattr(task, "task_id", None))
-        except Exception as exc:
-            report("task leg start", exc)
-        if leg is None:
-            return await work(task)
-        try:
-            result = await work(task)
-        except BaseException as exc:
-            leg.leave()
-            with guarded("task leg end"):
-                leg.end(outcome_of_exception(exc), True)
-            raise
-        leg.leave()
-        with guarded("task leg end"):
+        def is_error(result: Any) -> bool:
+            # the work ended the task itself (`task.fail`), or returned an error result
             status = getattr(getattr(task, "task", None), "status", None)
-            if status in _TERMINAL_STATUS:  # the work ended it itself (`task.fail`, `task.complete`), or a cancel did
-                found = _TERMINAL_STATUS[status]
-            else:
-                found = TaskOutcome.TOOL_ERROR if getattr(result, "isError", False) is True else TaskOutcome.OK
-            leg.end(found, True)
-        return result
+            return status == S.TaskStatus.FAILED.value or _task_outcome.is_error_result(result)
+
+        return await submitted.leg(lambda: work(task), is_error)
 
     return observed
 
@@ -338,24 +214,24 @@ def answered(call: Any, params: Any, result: Any, telemetry: Telemetry) -> None:
     id_hash = task_id_hash(task_id, telemetry.settings.session_id_key)
     if id_hash is None:
         return
-    run = RUNS.get(id_hash)
+    submitted = RUNS.get(id_hash)
     attrs: dict[str, Any] = {S.TASK_ID_HASH: id_hash}
     status = getattr(result, "status", None)
     if isinstance(status, str):
         attrs[S.TASK_STATUS] = status
     if call.method == "tasks/result":
-        failed = getattr(result, "isError", False) is True or (
-            run is not None and run.terminal in S.TASK_ERROR_OUTCOMES
+        failed = _task_outcome.is_error_result(result) or (
+            submitted is not None and submitted.outcome is TaskOutcome.TOOL_ERROR
         )
         if failed:  # the task's failure, as the client sees it: not a failed request
             call.state.tool_failure = _outcome.TOOL_ERROR
             attrs[S.TASK_OUTCOME] = TaskOutcome.TOOL_ERROR.value
-        elif run is not None and run.terminal is not None:
-            attrs[S.TASK_OUTCOME] = run.terminal.value
-    elif call.method == "tasks/cancel" and status == S.TaskStatus.CANCELLED.value and run is not None:
-        run.ended(TaskOutcome.CANCELLED, attrs, S.TaskCanceller.CLIENT)
+        elif submitted is not None and submitted.outcome is not None:
+            attrs[S.TASK_OUTCOME] = submitted.outcome.value
     if call.span.is_recording():
         call.span.set_attributes(attrs)
+    if call.method == "tasks/cancel" and status == S.TaskStatus.CANCELLED.value and submitted is not None:
+        submitted.end(TaskOutcome.CANCELLED, call.span, S.TaskCanceller.CLIENT)
 
 
 _RELATED_TASK = "io.modelcontextprotocol/related-task"
