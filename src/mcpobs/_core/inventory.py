@@ -460,6 +460,26 @@ FASTMCP3_SAMPLING_TRACER = wrap(
     "FastMCP's sampling spans: mcpobs's CLIENT span of the request is the one (no-op inside requests)",
     **_FM3,
 )
+FASTMCP3_TASK_SUBMIT = wrap(
+    "fastmcp.server.tasks.routing:submit_to_docket",
+    "a task's create span, current while docket adds the job (_hosts/sdk1/fastmcp3_tasks.py)",
+    **_FM3,
+)
+FASTMCP3_TASK_RUN = wrap(
+    "fastmcp.tools.function_tool:FunctionTool.register_with_docket",
+    "the tool's function docket runs, run as a task's leg: its process span (_hosts/sdk1/fastmcp3_tasks.py)",
+    **_FM3,
+)
+FASTMCP3_TASK_SUBSCRIBER = wrap(
+    "fastmcp.server.tasks.notifications:ensure_subscriber_running",
+    "the session's relay loop started in no task's context (_hosts/sdk1/fastmcp3_tasks.py)",
+    **_FM3,
+)
+FASTMCP3_TASK_RELAY = wrap(
+    "fastmcp.server.tasks.elicitation:relay_elicitation",
+    "an in-task elicitation relayed under its own task (_hosts/sdk1/fastmcp3_tasks.py)",
+    **_FM3,
+)
 FASTMCP3_REF = read(
     "fastmcp.server.low_level:LowLevelServer._fastmcp_ref", "the FastMCP a LowLevelServer serves", **_FM3
 )

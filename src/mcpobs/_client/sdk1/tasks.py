@@ -97,12 +97,14 @@ class ClientTasks:
             attrs[S.TASK_STATUS] = status
         if method == "tasks/get" and handle is not None:
             handle.polls += 1
-        if method == "tasks/result":
-            if getattr(result, "isError", False) is True:  # FastMCP 3's failed task: its tool's error result
+        if method == "tasks/result":  # answered once the task is over: its result, or its tool's error
+            if getattr(result, "isError", False) is True:  # FastMCP 3's failed task
                 call.cls = classify.TOOL_ERROR
                 self._ended(call, handle, TaskOutcome.TOOL_ERROR)
             elif handle is not None and handle.status in _OUTCOME_OF_STATUS:
                 self._ended(call, handle, _OUTCOME_OF_STATUS[handle.status])
+            else:
+                self._ended(call, handle, TaskOutcome.OK)
             return
         if isinstance(status, str) and handle is not None:
             handle.status = status
