@@ -22,6 +22,7 @@ import importlib
 import inspect
 from typing import Any
 
+import wrapt
 from opentelemetry import context as otel_context
 from opentelemetry.context import Context
 
@@ -135,11 +136,14 @@ def _as_leg(function: Any, tool: Any, telemetry: Telemetry) -> Any:
     if not inspect.iscoroutinefunction(function):
         return function
 
+    owner: object = getattr(tool, "__class__", None)
+
     @functools.wraps(function)
     async def leg(*args: Any, **kwargs: Any) -> Any:
         execution = _execution()
         submitted = None
-        if execution is not None:
+        # docket keeps what was registered: once `uninstrument()` took the seam back, it records nothing
+        if execution is not None and isinstance(inspect.getattr_static(owner, _REGISTER, None), wrapt.FunctionWrapper):
             try:
                 submitted = _worker_run(telemetry, tool, execution)
             except Exception as exc:
@@ -151,6 +155,7 @@ def _as_leg(function: Any, tool: Any, telemetry: Telemetry) -> Any:
     return leg
 
 
+_REGISTER = I.FASTMCP3_TASK_RUN.attribute
 _current_execution: Any = None
 
 
