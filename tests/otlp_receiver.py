@@ -31,6 +31,9 @@ class ReceivedSpan(NamedTuple):
     """The parent span's id (empty for a root)."""
     status: int = 0
     """The OTLP status code: 0 unset, 1 ok, 2 error."""
+    trace_id: bytes = b""
+    links: tuple[bytes, ...] = ()
+    """The span ids it links to."""
 
 
 class Point(NamedTuple):
@@ -42,6 +45,8 @@ class Point(NamedTuple):
     value: float
     start: int
     time: int
+    sum: float = 0.0
+    """A histogram point's sum (0 for a sum's point)."""
 
 
 def _value(any_value: Any) -> Any:
@@ -102,6 +107,8 @@ class OtlpReceiver:
                     _attributes(span.attributes),
                     span.parent_span_id,
                     span.status.code,
+                    span.trace_id,
+                    tuple(link.span_id for link in span.links),
                 )
                 for r in traces.resource_spans
                 for s in r.scope_spans
@@ -123,7 +130,15 @@ class OtlpReceiver:
                             value = p.count if kind == "histogram" else (p.as_int or p.as_double)
                             labels = frozenset(_attributes(p.attributes).items())
                             points.append(
-                                Point(instance, m.name, labels, value, p.start_time_unix_nano, p.time_unix_nano)
+                                Point(
+                                    instance,
+                                    m.name,
+                                    labels,
+                                    value,
+                                    p.start_time_unix_nano,
+                                    p.time_unix_nano,
+                                    p.sum if kind == "histogram" else 0.0,
+                                )
                             )
             with self.lock:
                 self.metric_names.update(

@@ -94,6 +94,16 @@ def test_the_privacy_step_benchmark_runs_each_text_beside_its_baseline():
         assert float(ratio) > 0, row
 
 
+def test_the_task_telemetry_benchmark_runs_each_part_beside_it_written_by_hand():
+    script = SCRIPT.parent / "task_telemetry.py"
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and not line.startswith("| a task")]
+    assert len(rows) == 2, done.stdout  # the submission, the leg that ends the task
+    for row in rows:
+        assert float(row.strip("|").split("|")[-1].strip()) > 0, row
+
+
 def test_the_growth_curves_run_every_curve_with_a_floor_that_records_what_mcpobs_records(tmp_path):
     """A smoke run of benchmarks/growth.py (tiny points, timed, no valgrind).
 

@@ -85,7 +85,9 @@ def test_the_circle_finder_finds_a_circle():
 
 _LAYERS = {
     # a module of this package ... may not import one of these (type-only imports included)
-    "mcpobs._core": ("mcpobs._server", "mcpobs._client", "mcpobs._hosts", "mcpobs._cli"),
+    "mcpobs._core": ("mcpobs._server", "mcpobs._client", "mcpobs._hosts", "mcpobs._cli", "mcpobs._tasks"),
+    # a task's telemetry (docs/architecture.md, "Where tasks go"): the sides and lines call in
+    "mcpobs._tasks": ("mcpobs._server", "mcpobs._client", "mcpobs._hosts", "mcpobs._cli"),
     "mcpobs._server": ("mcpobs._client", "mcpobs._cli"),
     "mcpobs._hosts": ("mcpobs._client", "mcpobs._cli"),
     "mcpobs._client": ("mcpobs._hosts", "mcpobs._cli"),

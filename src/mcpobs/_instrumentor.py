@@ -91,6 +91,7 @@ def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
     from mcpobs._client import fastmcp as _fastmcp_client
     from mcpobs._client import seams as _client
     from mcpobs._core import labels as _labels
+    from mcpobs._hosts import fastmcp_tasks as _fastmcp_tasks
     from mcpobs._server import cancellation as _cancellation
     from mcpobs._server import lifespan as _lifespan
     from mcpobs._server import progress as _progress
@@ -102,6 +103,8 @@ def _sdk2(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
     _transport.activate(telemetry)
     changes.on_undo("transport boundary", _transport.deactivate)
     changes.wrap(ServerSetup(telemetry, changes).patches())
+    changes.wrap(_fastmcp_tasks.patches(telemetry, changes))
+    _fastmcp_tasks.quiet_pydocket(changes)
     changes.wrap(_transport.patches())
     changes.wrap(_cancellation.patches())
     changes.wrap(_progress.patches(telemetry))

@@ -53,6 +53,11 @@ UVICORN_WORKER_TESTED = ("0.4.0",)
 """The `uvicorn-worker` release its row (a gunicorn worker about to serve) is resolved on (the dev pin)."""
 GUNICORN_TESTED = ("27.0.1",)
 """The `gunicorn` release its row (a worker's kill deadline) is resolved on (the dev pin)."""
+FASTMCP_TASKS_TESTED = ("4.1.4",)
+"""The `fastmcp-tasks` release its rows are resolved on (scripts/test-tasks): the newest, and the only one
+that installs beside a FastMCP 4 (`fastmcp` 4.1.4; it pins `fastmcp-slim` exactly)."""
+PYDOCKET_TESTED = ("0.27.2",)
+"""The `pydocket` release its rows (the job a worker runs) are resolved on (scripts/test-tasks)."""
 """The `hypercorn` release its row (where a hypercorn worker's stop begins) is resolved on (the dev pin)."""
 
 SUPPORTED = {"mcp": ">= 1.24.0, < 3", "fastmcp": ">= 3.4, < 5"}
@@ -71,6 +76,8 @@ def tested(package: str) -> tuple[str, ...]:
         "hypercorn": HYPERCORN_TESTED,
         "uvicorn-worker": UVICORN_WORKER_TESTED,
         "gunicorn": GUNICORN_TESTED,
+        "fastmcp-tasks": FASTMCP_TASKS_TESTED,
+        "pydocket": PYDOCKET_TESTED,
     }.get(package, FASTMCP_TESTED)
 
 
@@ -148,6 +155,10 @@ UVICORN_WORKER = ">=0.2,<1"
 """uvicorn-worker's rows: the releases whose `UvicornWorker` runs uvicorn's `Server` under gunicorn's `cfg`."""
 GUNICORN = ">=21,<28"
 """gunicorn's rows: the releases whose `Config` holds `graceful_timeout` among its settings."""
+FASTMCP_TASKS = ">=4.1,<4.2"
+"""fastmcp-tasks' rows (SEP-2663 tasks on FastMCP 4): its internals, none in its `__all__`, so one series."""
+PYDOCKET = ">=0.26,<0.28"
+"""pydocket's rows: the releases whose `Execution` carries the job's W3C context (`trace_context`)."""
 _DEFAULT_RELEASES = {
     "mcp": MCP_2,
     "fastmcp": FASTMCP_4,
@@ -156,6 +167,8 @@ _DEFAULT_RELEASES = {
     "hypercorn": HYPERCORN,
     "uvicorn-worker": UVICORN_WORKER,
     "gunicorn": GUNICORN,
+    "fastmcp-tasks": FASTMCP_TASKS,
+    "pydocket": PYDOCKET,
 }
 
 
@@ -306,6 +319,58 @@ FASTMCP_COMPONENTS = read(
     "fastmcp.server.providers.local_provider.local_provider:LocalProvider._components",
     "registered tool, prompt and resource names, live",
     **_FM,
+)
+
+# -- fastmcp-tasks on FastMCP 4 (_hosts/fastmcp_tasks.py) and the pydocket job (_tasks/worker.py) -------
+#
+# fastmcp-tasks imports these by name from one module into another: each row names the module
+# whose global the caller looks up at call time (`creation` calls `add_component_to_docket`,
+# `components` calls `reentrant_task_fn`, `handlers` calls `mark_cancelled`).
+
+_FT = {"package": "fastmcp-tasks"}
+FASTMCP_TASKS_ENQUEUE = wrap(
+    "fastmcp_tasks.creation:add_component_to_docket",
+    "a task (or its next leg) enqueued: the PRODUCER `create` span, current while pydocket injects it into the job",
+    **_FT,
+)
+FASTMCP_TASKS_LEG = wrap(
+    "fastmcp_tasks.components:reentrant_task_fn",
+    "each task tool's callable as docket registers it (at the lifespan): one CONSUMER `process` span per leg",
+    **_FT,
+)
+FASTMCP_TASKS_CANCEL = wrap(
+    "fastmcp_tasks.handlers:mark_cancelled", "a task its client cancelled (tasks/cancel took effect)", **_FT
+)
+FASTMCP_TASKS_REQUESTS = tuple(
+    wrap(f"fastmcp_tasks.extension:{name}", f"{method}: the task it is about (hashed) on its SERVER span", **_FT)
+    for name, method in (("tasks_get", "tasks/get"), ("tasks_update", "tasks/update"), ("tasks_cancel", "tasks/cancel"))
+)
+FASTMCP_TASKS_KEY = read("fastmcp_tasks.keys:parse_task_key", "a task's id and tool, from its docket key", **_FT)
+FASTMCP_TASKS_LEG_NUMBER = read("fastmcp_tasks.keys:leg_number_from_key", "which leg a docket key runs", **_FT)
+FASTMCP_TASKS_PREFIX = read(
+    "fastmcp_tasks.keys:task_redis_prefix", "where the task's creation time and docket key are kept", **_FT
+)
+FASTMCP_GET_SERVER = read(
+    "fastmcp.server.dependencies:get_server",
+    "the server a task runs for, in the worker too (its release: the task metrics' label)",
+    **_FM,
+)
+PYDOCKET_TRACERS = (
+    read(
+        "docket.docket:tracer",
+        "pydocket's own spans (`docket.add`: the raw task id), off while instrumented",
+        package="pydocket",
+    ),
+    read(
+        "docket.worker:tracer",
+        "pydocket's own worker spans (the raw task id), off while instrumented",
+        package="pydocket",
+    ),
+)
+PYDOCKET_EXECUTION = read(
+    "docket.dependencies:current_execution",
+    "the job a worker runs: its W3C context (the create span), its key and when it was scheduled",
+    package="pydocket",
 )
 
 # <sdk1>

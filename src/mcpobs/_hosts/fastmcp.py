@@ -34,6 +34,7 @@ from mcpobs._core.patches import Patch
 from mcpobs._hosts.host import Host, Setup, outermost_tool_call
 from mcpobs._server import progress as _progress
 from mcpobs._server import state as _state
+from mcpobs._tasks.task import current_leg
 
 _HTTP_TRANSPORTS = frozenset({"streamable-http"})
 """`app.state.transport_type` of the apps the boundary understands (not the legacy SSE app)."""
@@ -112,6 +113,8 @@ class FastMCPHost(Host):
             with guarded("progress span"):
                 if _state.current() is not None:
                     _progress.report(telemetry, instance.session, *_progress.arguments(*args, **kwargs))
+                elif (leg := current_leg()) is not None:  # a task's leg, in a worker
+                    _progress.report_in_leg(telemetry, leg, *_progress.arguments(*args, **kwargs))
             return await wrapped(*args, **kwargs)
 
         return [

@@ -28,6 +28,7 @@ from mcpobs._core.bounded import put
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import state as _state
+from mcpobs._tasks.task import Leg
 
 _ASKED = tuple(seam.attribute for seam in (I.JSONRPC_PROGRESS_TOKEN, I.MODERN_PROGRESS_TOKEN, I.DIRECT_ON_PROGRESS))
 
@@ -91,16 +92,42 @@ def report(telemetry: Telemetry, session: Any, progress: Any, total: Any, messag
     requested = state.progress_requested
     if requested is None:  # the caller's token (or callback) is the request's: read it once
         requested = state.progress_requested = _requested(session)
-    attrs: dict[str, Any] = {S.PROGRESS_VALUE: float(progress), S.PROGRESS_REQUESTED: requested}
+    attrs = _attributes(telemetry, progress, total, message)
+    attrs[S.PROGRESS_REQUESTED] = requested
+    # The current span is the request's (the middleware attached it; child tasks and
+    # worker threads inherit it), unless the tool opened its own span around the report.
+    telemetry.tracer.start_span(S.PROGRESS_SPAN, context=parent, kind=SpanKind.INTERNAL, attributes=attrs).end()
+
+
+def _attributes(telemetry: Telemetry, progress: Any, total: Any, message: Any) -> dict[str, Any]:
+    attrs: dict[str, Any] = {S.PROGRESS_VALUE: float(progress)}
     if total is not None:
         attrs[S.PROGRESS_TOTAL] = float(total)
         if total:
             attrs[S.PROGRESS_PERCENTAGE] = float(progress) / float(total) * 100.0
     if message is not None and (recorded := telemetry.privacy.progress(message)) is not None:
         attrs[S.PROGRESS_MESSAGE] = recorded  # content a tool wrote: through `redact`, or left out
-    # The current span is the request's (the middleware attached it; child tasks and
-    # worker threads inherit it), unless the tool opened its own span around the report.
-    telemetry.tracer.start_span(S.PROGRESS_SPAN, context=parent, kind=SpanKind.INTERNAL, attributes=attrs).end()
+    return attrs
+
+
+def report_in_leg(telemetry: Telemetry, leg: Leg, progress: Any, total: Any, message: Any) -> None:
+    """A progress report in a task's leg (a worker: no request there): a child of the leg's
+    `process` span, capped per leg as per request. SEP-2663 sends no progress notification (the
+    client reads it as the task's `statusMessage`), so `mcpobs.progress.requested` is left out."""
+    key = ("tools/call", leg.run.tool)
+    labels = _labels.get(key) or put(
+        _labels, key, {S.MCP_METHOD_NAME: "tools/call", S.GEN_AI_TOOL_NAME: leg.run.tool}, _MAX_LABELS
+    )
+    telemetry.progress_reports.add_shared(1, labels)
+    if not leg.progress_recorded(telemetry.settings.max_progress_spans):
+        if leg.progress_dropped == 1:
+            leg.span.add_event(S.EVENT_PROGRESS_CAP_REACHED)
+            telemetry.progress_capped.add_shared(1, labels)
+        return
+    if leg.span.is_recording():
+        attrs = _attributes(telemetry, progress, total, message)
+        parent = set_span_in_context(leg.span)
+        telemetry.tracer.start_span(S.PROGRESS_SPAN, context=parent, kind=SpanKind.INTERNAL, attributes=attrs).end()
 
 
 def patches(telemetry: Telemetry) -> list[Patch]:

@@ -27,6 +27,7 @@ from opentelemetry.trace import Span
 
 from mcpobs import semconv as S
 from mcpobs._core import outcome as _core_outcome
+from mcpobs._core import stop as _stop
 from mcpobs._core.guard import report
 from mcpobs._core.outcome import Classification
 from mcpobs._core.telemetry import Telemetry, end_once
@@ -63,7 +64,8 @@ class TaskRun:
         self._labels = metrics.labels(self.tool, system, server_version)
 
     def submission_attributes(self, status: object) -> dict[str, Any]:
-        """What the creating `tools/call` span takes: the hashed id and the status it answered with."""
+        """What a span about this task takes (the creating `tools/call`, a `tasks/*` request): the
+        hashed id, and the status it answered with when it says one."""
         attrs: dict[str, Any] = {}
         if self.id_hash is not None:
             attrs[S.TASK_ID_HASH] = self.id_hash
@@ -145,6 +147,8 @@ class Leg:
         "_started",
         "_tokens",
         "number",
+        "progress_dropped",
+        "progress_spans",
         "run",
         "span",
     )
@@ -161,6 +165,18 @@ class Leg:
         self._exception: BaseException | None = None
         self._done = False
         self._tokens: tuple[object, object] | None = None
+        self.progress_spans = 0
+        self.progress_dropped = 0
+        _stop.enter(self, self._stopped)  # a worker stopping under it ends it `stopped` (`_core/stop.py`)
+
+    def progress_recorded(self, cap: int) -> bool:
+        """Count a progress report in this leg: True while it is under `cap` (a span for it),
+        False past it (`progress_dropped` counts those)."""
+        if self.progress_spans >= cap:
+            self.progress_dropped += 1
+            return False
+        self.progress_spans += 1
+        return True
 
     def __enter__(self) -> Leg:
         try:
@@ -191,10 +207,23 @@ class Leg:
         self._end(cls, self._exception if cls.is_error else None)
 
     def fail(self, exc: BaseException) -> None:
-        """The leg raised: cancelled (the task's cancel records the task's end) or a failure that ends it."""
-        self._end(_outcome.leg_raised(exc), None if _core_outcome.is_cancellation(exc) else exc)
+        """The leg raised: cancelled (the task's cancel records the task's end), stopped (its worker
+        stops: the task is not over), or a failure that ends the task."""
+        if _core_outcome.is_cancellation(exc):  # its task cancelled, or its worker stopping
+            self._end(_core_outcome.STOPPED if _stop.stopping() else _core_outcome.CANCELLED, None)
+        else:
+            self._end(_outcome.leg_raised(exc), exc)
+
+    def _stopped(self) -> None:
+        """The worker stops with this leg running (SIGTERM, its exit): the leg ends `stopped` and is
+        exported with the stop's flush. The task is not over: pydocket delivers the job again."""
+        self._finish(_core_outcome.STOPPED, None)
 
     def _end(self, cls: Classification, exc: BaseException | None) -> None:
+        if _stop.release(self):  # else the stop took it first, and ended it
+            self._finish(cls, exc)
+
+    def _finish(self, cls: Classification, exc: BaseException | None) -> None:
         if self._done:
             return
         self._done = True
