@@ -125,6 +125,9 @@ async def test_each_task_is_one_trace_with_its_work(mcpobs_telemetry):
         assert work.attributes[S.MESSAGING_SYSTEM] == "pydocket"
         assert work.attributes[S.OUTCOME] == outcome
         assert work.attributes[S.TASK_OUTCOME] == outcome
+        if tool == "slow":  # its progress report, under its leg
+            under = [s for s in found if s.name == S.PROGRESS_SPAN and s.parent.span_id == work.context.span_id]
+            assert len(under) == 1
         for span in (submit, served):  # the submission succeeded
             assert span.attributes[S.OUTCOME] == "ok"
             assert span.attributes[S.TASK_ID_HASH] == work.attributes[S.TASK_ID_HASH]
