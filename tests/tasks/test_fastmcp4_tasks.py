@@ -96,6 +96,13 @@ async def forever() -> str:
 
 
 @mcp.tool(task=True)
+async def broken() -> str:
+    from mcp.shared.exceptions import MCPError
+
+    raise MCPError(code=-32603, message="the backend is down")  # a protocol fault: the task fails
+
+
+@mcp.tool(task=True)
 async def long() -> str:
     await asyncio.sleep(60)
     return "never"
@@ -177,6 +184,13 @@ async def _scenarios(url: str) -> dict[str, str]:
                 break
             await asyncio.sleep(0.1)
         results["forever"] = status.status
+        task = await call_tool_task(client, "broken", {})
+        for _ in range(100):
+            status = await task.status()
+            if status.status != "working":
+                break
+            await asyncio.sleep(0.1)
+        results["broken"] = status.status
         await call_tool_task(client, "long", {})  # still running when the worker is stopped
         await asyncio.sleep(1.5)
     return results
@@ -281,7 +295,8 @@ def test_the_tasks_ran_in_the_worker_process(run: Run):
     assert run.results["boom"] == "is_error=True"
     assert run.results["ask"].startswith("ask answered in ")
     assert run.results["forever"] == "cancelled"
-    assert set(run.task_ids) == {"slow", "boom", "ask", "forever", "long"}
+    assert run.results["broken"] == "failed"
+    assert set(run.task_ids) == {"slow", "boom", "ask", "forever", "broken", "long"}
 
 
 def test_the_creating_call_is_a_submission_that_succeeded(run: Run):
@@ -310,7 +325,7 @@ def test_each_request_about_a_task_names_it_by_its_hash(run: Run):
 def test_each_leg_runs_in_the_trace_of_its_tools_call(run: Run):
     spans = run.spans()
     by_id = {s.span_id: s for s in spans}
-    for tool in ("slow", "boom", "forever", "ask", "long"):
+    for tool in ("slow", "boom", "forever", "ask", "broken", "long"):
         id_hash, call, legs = _task(run, tool)
         creates = [s for s in spans if s.kind == PRODUCER and s.parent == call.span_id]
         assert [s.name for s in creates] == [f"create {tool}"]
@@ -342,6 +357,9 @@ def test_each_task_ends_as_what_happened_to_it(run: Run):
     _, _, boom = _task(run, "boom")
     assert [(s.attributes[S.OUTCOME], s.attributes.get(S.TASK_OUTCOME)) for s in boom] == [("tool_error", "tool_error")]
     assert boom[0].status == 2 and boom[0].attributes[S.ERROR_TYPE] == S.TOOL_ERROR
+    _, _, broken = _task(run, "broken")  # a protocol error escaped the tool: fastmcp-tasks fails the task
+    assert [(s.attributes[S.OUTCOME], s.attributes.get(S.TASK_OUTCOME)) for s in broken] == [("server_error", "failed")]
+    assert broken[0].status == 2 and broken[0].attributes[S.ERROR_TYPE] == "MCPError"
 
 
 def test_an_input_round_is_a_pending_input_leg_then_the_next_leg(run: Run):
@@ -381,7 +399,13 @@ def test_the_task_metrics_say_what_happened(run: Run):
         (dict(p.attributes)[S.GEN_AI_TOOL_NAME], dict(p.attributes)[S.TASK_OUTCOME]): p
         for p in run.final(S.TASK_DURATION.name)
     }
-    assert set(durations) == {("slow", "ok"), ("boom", "tool_error"), ("ask", "ok"), ("forever", "cancelled")}
+    assert set(durations) == {
+        ("slow", "ok"),
+        ("boom", "tool_error"),
+        ("ask", "ok"),
+        ("forever", "cancelled"),
+        ("broken", "failed"),
+    }
     assert all(p.value == 1 for p in durations.values())
     assert 0.9 <= durations["slow", "ok"].sum < 20  # three steps of 0.3 s, from submission
     assert 1.0 <= durations["forever", "cancelled"].sum < 20  # cancelled after a second of running
@@ -391,7 +415,14 @@ def test_the_task_metrics_say_what_happened(run: Run):
         assert dict(p.attributes)[S.MESSAGING_SYSTEM] == "pydocket"
         assert dict(p.attributes)[S.SERVER_VERSION] == "1.4.0"
     waits = run.final(S.TASK_QUEUE_WAIT.name)
-    assert sorted(dict(p.attributes)[S.GEN_AI_TOOL_NAME] for p in waits) == ["ask", "boom", "forever", "long", "slow"]
+    assert sorted(dict(p.attributes)[S.GEN_AI_TOOL_NAME] for p in waits) == [
+        "ask",
+        "boom",
+        "broken",
+        "forever",
+        "long",
+        "slow",
+    ]
     assert all(p.value == 1 and 0 <= p.sum < 10 for p in waits)
     legs = {
         (dict(p.attributes)[S.GEN_AI_TOOL_NAME], dict(p.attributes)[S.OUTCOME]): p.value
@@ -404,13 +435,14 @@ def test_the_task_metrics_say_what_happened(run: Run):
         ("ask", "ok"): 1,
         ("forever", "cancelled"): 1,
         ("long", "stopped"): 1,
+        ("broken", "server_error"): 1,
     }
     in_flight: dict[str, float] = {}
     for p in run.final(S.TASKS_IN_FLIGHT.name):
         tool = dict(p.attributes)[S.GEN_AI_TOOL_NAME]
         in_flight[tool] = in_flight.get(tool, 0) + p.value
     # +1 where submitted, -1 where ended: the task whose worker stopped is not over
-    assert in_flight == {"slow": 0, "boom": 0, "ask": 0, "forever": 0, "long": 1}
+    assert in_flight == {"slow": 0, "boom": 0, "ask": 0, "forever": 0, "broken": 0, "long": 1}
 
 
 def test_no_exported_byte_holds_a_task_id(run: Run):

@@ -104,15 +104,15 @@ def patches(telemetry: Telemetry, changes: Changes) -> list[Patch]:
             if task_id is not None:
                 name = getattr(component, "name", None) or tool
                 run = TaskRun(telemetry, name, _SYSTEM, task_id, server_version=_server_version())
-                request = _state.current()
-                if leg == 1 and request is not None and request.method == "tools/call":
-                    request.span.set_attributes(run.submission_attributes(TaskStatus.WORKING.value))
         if run is None:
             return await wrapped(*args, **kwargs)
         with run.creating(leg):
             execution = await wrapped(*args, **kwargs)
-        if leg == 1:
+        if leg == 1:  # the task exists: its creating call says so (its answer will: `working`)
             with guarded("task create"):
+                request = _state.current()
+                if request is not None and request.method == "tools/call":
+                    request.span.set_attributes(run.submission_attributes(TaskStatus.WORKING.value))
                 run.submitted()
         return execution
 
@@ -240,7 +240,10 @@ async def _start(telemetry: Telemetry, tool: str) -> Leg | None:
     scope, task_id, _tool, number = _task_of(job.key)
     created = job.scheduled_ns if number == 1 else None
     if created is None and task_id is not None:
-        created = await _created_ns(job.docket, scope, task_id)
+        try:  # a later leg: when the task was created, for its duration (one read)
+            created = await _created_ns(job.docket, scope, task_id)
+        except Exception as exc:  # the leg is still recorded, its task's duration not
+            report("task creation time", exc)
     run = TaskRun(telemetry, tool, _SYSTEM, task_id, created_ns=created, server_version=_server_version())
     return run.leg(number, job.context)
 
