@@ -176,3 +176,17 @@ async def test_a_cancelled_task_is_cancelled_on_both_sides(mcpobs_telemetry):
     assert work.attributes[S.OUTCOME] == "cancelled"
     assert work.context.trace_id == trace_id
     no_raw_id(found, ids)
+
+
+async def test_pydockets_own_spans_hold_no_raw_task_id(mcpobs_telemetry, monkeypatch):
+    """With a global tracer provider (where pydocket opens its spans, `docket.key` holding the task id)."""
+    from opentelemetry import trace
+
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", mcpobs_telemetry.tracer_provider)
+    async with client_to(fastmcp3_tasks()) as client:
+        task = await client.call_tool("slow", {}, task=True)
+        await task.result()
+        ids = [task.task_id]
+    found = await settled(mcpobs_telemetry, lambda f: named(f, "process slow", SpanKind.CONSUMER))
+    assert not [s for s in found if s.instrumentation_scope and s.instrumentation_scope.name.startswith("docket")]
+    no_raw_id(found, ids)
