@@ -194,7 +194,8 @@ async def test_a_failed_task_failed_on_both_sides(mcpobs_telemetry):
         async with session_to(tasks_server()) as session:
             created = await session.experimental.call_tool_as_task("boom", {})
             task_id = created.task.taskId
-            assert (await until_terminal(session, task_id)).status == "failed"
+            seen = [status.status async for status in session.experimental.poll_task(task_id)]
+            assert seen[-1] == "failed"
             with pytest.raises(Exception):  # noqa: B017  # the SDK cannot parse a failed task's result
                 await session.experimental.get_task_result(task_id, types.CallToolResult)
     found = await settled(mcpobs_telemetry, lambda f: named(f, "process boom", SpanKind.CONSUMER))
@@ -207,8 +208,13 @@ async def test_a_failed_task_failed_on_both_sides(mcpobs_telemetry):
         assert result.attributes[S.OUTCOME] == "tool_error", kind  # not server_error/ValidationError
         assert result.attributes[S.TASK_OUTCOME] == "tool_error", kind
         assert result.context.trace_id == work.context.trace_id
-    assert named(found, "tasks/get", SpanKind.CLIENT)[-1].attributes[S.TASK_OUTCOME] == "tool_error"
+    polls = named(found, "tasks/get", SpanKind.CLIENT)
+    assert {p.context.trace_id for p in polls} == {work.context.trace_id}  # poll_task's polls too
+    assert polls[-1].attributes[S.TASK_OUTCOME] == "tool_error"
     no_raw_id(found, [task_id])
+    [duration] = mcpobs_telemetry.points(S.TASK_DURATION.name)
+    assert duration.attributes[S.TASK_OUTCOME] == "tool_error"
+    assert duration.attributes[S.ERROR_TYPE] == "tool_error"
 
 
 async def test_a_cancelled_task_and_the_list(mcpobs_telemetry):
@@ -231,6 +237,11 @@ async def test_a_cancelled_task_and_the_list(mcpobs_telemetry):
     assert work.attributes[S.OUTCOME] == "cancelled"
     assert S.TASK_OUTCOME not in work.attributes  # recorded once, where it ended: the cancel
     no_raw_id(found, [task_id])
+    [duration] = mcpobs_telemetry.points(S.TASK_DURATION.name)
+    assert duration.count == 1
+    assert duration.attributes[S.TASK_OUTCOME] == "cancelled"
+    assert duration.attributes[S.TASK_CANCELLED_BY] == "client"
+    assert mcpobs_telemetry.total(S.TASKS_IN_FLIGHT.name) == 0
 
 
 async def test_the_in_task_elicitation_is_in_its_task(mcpobs_telemetry):
