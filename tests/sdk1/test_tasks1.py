@@ -244,6 +244,20 @@ async def test_a_cancelled_task_and_the_list(mcpobs_telemetry):
     assert mcpobs_telemetry.total(S.TASKS_IN_FLIGHT.name) == 0
 
 
+async def test_a_task_its_session_ends_under_is_cancelled_by_the_server(mcpobs_telemetry):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        async with session_to(tasks_server()) as session:
+            await session.experimental.call_tool_as_task("forever", {})
+            await asyncio.sleep(0.1)
+    found = await settled(mcpobs_telemetry, lambda f: named(f, "process forever", SpanKind.CONSUMER))
+    work = one(found, "process forever", SpanKind.CONSUMER)
+    assert work.attributes[S.OUTCOME] == "cancelled"
+    assert work.attributes[S.TASK_OUTCOME] == "cancelled"
+    assert work.attributes[S.TASK_CANCELLED_BY] == "server"
+    assert mcpobs_telemetry.total(S.TASKS_IN_FLIGHT.name) == 0  # not left counted forever
+
+
 async def test_the_in_task_elicitation_is_in_its_task(mcpobs_telemetry):
     import mcp.types as types
 

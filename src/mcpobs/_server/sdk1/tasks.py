@@ -75,8 +75,13 @@ class Submitted:
             self.outcome = outcome
             self.run.ended(outcome, span, by)
 
-    async def leg(self, body: Any, is_error: Callable[[Any], bool], raised_is_tool_error: bool = True) -> Any:
-        """Run `body()` as the task's next leg: its `process` span current, no request current inside."""
+    async def leg(self, body: Any, is_error: Callable[[Any], bool], cancel_ends_it: bool = False) -> Any:
+        """Run `body()` as the task's next leg: its `process` span current, no request current inside.
+
+        `cancel_ends_it`: nothing but the server's side cancels the work (the 1.x SDK's session
+        ending: its `tasks/cancel` only marks the task), so a cancelled leg no cancel recorded ends
+        the task `cancelled` by the server. Under pydocket a client's cancel cancels the leg too,
+        in either order with its answer: the cancel records the end."""
         leg = None
         try:
             self.legs += 1
@@ -93,7 +98,9 @@ class Submitted:
             except BaseException as exc:
                 with guarded("task leg end"):
                     self.leg_context = None
-                    if _outcome.is_cancellation(exc) or not raised_is_tool_error:
+                    if _outcome.is_cancellation(exc):
+                        if cancel_ends_it:
+                            self.end(TaskOutcome.CANCELLED, leg.span, S.TaskCanceller.SERVER)
                         leg.fail(exc)
                     else:
                         self.outcome = TaskOutcome.TOOL_ERROR
@@ -181,7 +188,7 @@ def _observed(submitted: Submitted, work: Any) -> Any:
             status = getattr(getattr(task, "task", None), "status", None)
             return status == S.TaskStatus.FAILED.value or _task_outcome.is_error_result(result)
 
-        return await submitted.leg(lambda: work(task), is_error)
+        return await submitted.leg(lambda: work(task), is_error, cancel_ends_it=True)
 
     return observed
 
