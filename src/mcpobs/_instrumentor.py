@@ -126,12 +126,15 @@ def _sdk1(telemetry: Telemetry, changes: Changes, settings: Settings) -> None:
     lives in its folders (`_server/sdk1`, `_client/sdk1`, `_hosts/sdk1`), reached only from here."""
     from mcpobs._client import sdk1 as _client1
     from mcpobs._core import labels as _labels
+    from mcpobs._hosts import fastmcp_tasks as _fastmcp_tasks
     from mcpobs._server import sdk1 as _server1
     from mcpobs._server import transport as _transport
 
     _transport.activate(telemetry)
     changes.on_undo("transport boundary", _transport.deactivate)
     changes.wrap(_server1.patches(telemetry, changes))
+    # FastMCP 3's tasks run on pydocket too: its own spans carry the raw task id (`docket.key`)
+    _fastmcp_tasks.quiet_pydocket(changes)
     changes.wrap(_client1.server_asks(telemetry))
     changes.on_undo("release bounds", _labels.forget_releases)
     if settings.clients:

@@ -466,6 +466,15 @@ SERVER1_SSE_POST = wrap(
     "the boundary of an SSE message POST mcpobs did not build the app of (_server/sdk1/http.py)",
     **_S1,
 )
+SERVER1_RUN_TASK = wrap(
+    "mcp.server.experimental.request_context:Experimental.run_task",
+    "a task's create span, and its work's process span (_server/sdk1/tasks.py)",
+    **_S1,
+)
+_QUEUED = "a request a task's work queues for its client carries the work's context (_server/sdk1/tasks.py)"
+SERVER1_BUILD_ELICIT = wrap("mcp.server.session:ServerSession._build_elicit_form_request", _QUEUED, **_S1)
+SERVER1_BUILD_ELICIT_URL = wrap("mcp.server.session:ServerSession._build_elicit_url_request", _QUEUED, **_S1)
+SERVER1_BUILD_SAMPLING = wrap("mcp.server.session:ServerSession._build_create_message_request", _QUEUED, **_S1)
 
 # -- FastMCP 1, `mcp.server.fastmcp` on mcp 1.x (_hosts/sdk1/fastmcp1.py) --------------------------
 
@@ -514,6 +523,26 @@ FASTMCP3_SERVER_TRACER = wrap(
 FASTMCP3_SAMPLING_TRACER = wrap(
     "fastmcp.server.sampling.run:get_tracer",
     "FastMCP's sampling spans: mcpobs's CLIENT span of the request is the one (no-op inside requests)",
+    **_FM3,
+)
+FASTMCP3_TASK_SUBMIT = wrap(
+    "fastmcp.server.tasks.routing:submit_to_docket",
+    "a task's create span, current while docket adds the job (_hosts/sdk1/fastmcp3_tasks.py)",
+    **_FM3,
+)
+FASTMCP3_TASK_RUN = wrap(
+    "fastmcp.tools.function_tool:FunctionTool.register_with_docket",
+    "the tool's function docket runs, run as a task's leg: its process span (_hosts/sdk1/fastmcp3_tasks.py)",
+    **_FM3,
+)
+FASTMCP3_TASK_SUBSCRIBER = wrap(
+    "fastmcp.server.tasks.notifications:ensure_subscriber_running",
+    "the session's relay loop started in no task's context (_hosts/sdk1/fastmcp3_tasks.py)",
+    **_FM3,
+)
+FASTMCP3_TASK_RELAY = wrap(
+    "fastmcp.server.tasks.elicitation:relay_elicitation",
+    "an in-task elicitation relayed under its own task (_hosts/sdk1/fastmcp3_tasks.py)",
     **_FM3,
 )
 FASTMCP3_REF = read(

@@ -21,6 +21,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanKind
 
 from mcpobs import semconv as S
 from mcpobs._client import memory
+from mcpobs._client.sdk1.tasks import request_id
 from mcpobs._client.side_spans import asked_in, close
 from mcpobs._core import inventory as I
 from mcpobs._core import outcome as _outcome
@@ -39,6 +40,7 @@ _answer: ContextVar[list[object] | None] = ContextVar("mcpobs_client_answer", de
 
 def patches(telemetry: Telemetry) -> list[Patch]:
     labels = LabelSets(S.SERVER_REQUESTS, errors_only=True)
+    id_key = telemetry.settings.session_id_key
 
     async def received_request(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession._received_request`: one SERVER span for the server's request."""
@@ -54,7 +56,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
             version = bounded_version(memory.version_of(instance, remembered))
             key = (known, version, None, None, remembered.answering if remembered is not None else None)
             attrs: dict[str, Any] = {S.MCP_METHOD_NAME: known, **labels.base(key)}
-            attrs[S.JSONRPC_REQUEST_ID] = telemetry.bound(responder.request_id)
+            attrs[S.JSONRPC_REQUEST_ID] = telemetry.bound(request_id(responder.request_id, id_key))
             if remembered is not None and remembered.session_id is not None:
                 attrs[S.MCP_SESSION_ID] = remembered.session_id
             if known in telemetry.settings.excluded_methods:  # no span; the metric still counts it

@@ -27,10 +27,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from opentelemetry import context as otel_context
+
 from mcpobs._client import bare, calls, classify, memory, release
 from mcpobs._client.calls import ClientCall
 from mcpobs._client.memory import InFlight
 from mcpobs._client.sdk1 import meta as _meta
+from mcpobs._client.sdk1 import tasks as _tasks
 from mcpobs._client.sdk1 import transports as _transports
 from mcpobs._client.seams import ClientSeams, holding
 from mcpobs._core import inventory as I
@@ -71,6 +74,7 @@ class Session1Seams:
         self.spans = self.seams.spans
         self.baggage = telemetry.settings.send_baggage
         self.privacy = telemetry.privacy
+        self.tasks = _tasks.ClientTasks(telemetry)
 
     async def send_request(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `ClientSession.send_request`: the span of one request, and its `_meta`."""
@@ -92,7 +96,15 @@ class Session1Seams:
             else:
                 params = _params(root)
                 version = params.get("protocolVersion") if params and method == "initialize" else None
-                call = self.spans.open(instance, method, params, version, root)
+                parent = self.tasks.parent(method, root) if method in _tasks.METHODS else None
+                if parent is None:
+                    call = self.spans.open(instance, method, params, version, root)
+                else:  # a tasks/* request for a task submitted here: in the task's trace
+                    token = otel_context.attach(parent)
+                    try:
+                        call = self.spans.open(instance, method, params, version, root)
+                    finally:
+                        otel_context.detach(token)
                 own = True
         except Exception as exc:
             report("client span start", exc)
@@ -113,6 +125,11 @@ class Session1Seams:
             if filed is not None and filed.failure is not None and call.failure is None and is_cancellation(exc):
                 call.failure = filed.failure  # sent on a transport already torn down (`_client/sdk1/transports.py`)
             call.failed(exc)
+            if method == "tasks/result":
+                try:
+                    self.tasks.failed(call, method, root, exc)  # pyright: ignore[reportPossiblyUnboundVariable]
+                except Exception as err:
+                    report("client task result", err)
             if own:
                 call.end(exc)
             raise
@@ -124,6 +141,11 @@ class Session1Seams:
         except Exception as exc:
             report("client handshake", exc)
         result = call.replied(result)
+        if method == "tools/call" or method in _tasks.METHODS:
+            try:
+                self.tasks.replied(call, method, root, result)  # pyright: ignore[reportPossiblyUnboundVariable]
+            except Exception as err:
+                report("client task", err)
         if own:
             call.end()
         return result

@@ -12,6 +12,7 @@ components, the same `call_tool` and its failures, the same apps. What differs:
 - Sessions: its `LowLevelServer` overrides `run`, which is wrapped as the SDK's is (`_server/sdk1/sessions.py`).
 - Progress: `Context.report_progress` on mcp 1.x (`_server/sdk1/progress.py`).
 - Its apps: `http_app()` for Streamable HTTP and for SSE (both first-class on 1.x).
+- Its tasks (`task=True`, on pydocket): `fastmcp3_tasks.py`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from mcpobs._core.patches import Patch
 from mcpobs._core.sdk import ProtocolError
 from mcpobs._hosts.fastmcp import FastMCPHost, classify_tool_exception
 from mcpobs._hosts.host import Setup, outermost_tool_call
+from mcpobs._hosts.sdk1 import fastmcp3_tasks as _tasks
 from mcpobs._server import state as _state
 from mcpobs._server.sdk1 import progress as _progress
 from mcpobs._server.sdk1.tool_failures import tool_exception
@@ -65,6 +67,7 @@ class FastMCP3Host(FastMCPHost):
             Patch.of(I.FASTMCP3_PROGRESS, _progress.context_report(setup.telemetry)),
             Patch.of(I.FASTMCP3_SERVER_TRACER, one_server_span),
             Patch.of(I.FASTMCP3_SAMPLING_TRACER, one_server_span),
+            *_tasks.patches(setup.telemetry),
         ]
 
 

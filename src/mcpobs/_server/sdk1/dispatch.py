@@ -46,6 +46,7 @@ from mcpobs._server import transport as _transport
 from mcpobs._server.middleware import ServerMiddleware
 from mcpobs._server.sdk1 import cancels as _cancels
 from mcpobs._server.sdk1 import sessions as _sessions
+from mcpobs._server.sdk1 import tasks as _tasks
 from mcpobs._server.sdk1.refusals import INVALID_PARAMS
 from mcpobs.semconv import Boundary
 
@@ -189,6 +190,12 @@ class Pending:
                 exc = cast(Any, ProtocolError)(response)
             observer._finish(call, view, None, exc)  # pyright: ignore[reportPrivateUsage]
             return response
+        if call.method == "tools/call" and type(result).__name__ == "CreateTaskResult":
+            with guarded("task submission"):  # a submission: its task's id, hashed
+                _tasks.submitted(call, result, observer.telemetry)
+        elif call.method in _tasks.TASK_METHODS:
+            with guarded("task request"):
+                _tasks.answered(call, view.params, result, observer.telemetry)
         # The names a lowlevel server lists and the catalog are read from the wire shape, and so are
         # a tool call's captured result and shapes (opt-in): the typed result is what is sent.
         wire = result

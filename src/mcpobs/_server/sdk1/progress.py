@@ -16,8 +16,9 @@ from mcpobs._core import inventory as I
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._server import state as _state
-from mcpobs._server.progress import arguments, report
+from mcpobs._server.progress import arguments, report, report_in_leg
 from mcpobs._server.sdk1.dispatch import name_tool_late
+from mcpobs._tasks.task import current_leg
 
 _reporting: ContextVar[bool] = ContextVar("mcpobs_progress_reporting", default=False)
 
@@ -51,6 +52,8 @@ def context_report(telemetry: Telemetry) -> Any:
                     meta = instance.request_context.meta
                     state.progress_requested = getattr(meta, "progressToken", None) is not None
                 report(telemetry, instance.session, *arguments(*args, **kwargs))
+            elif (leg := current_leg()) is not None:  # a task's leg, in a docket worker (FastMCP 3)
+                report_in_leg(telemetry, leg, *arguments(*args, **kwargs))
         except Exception as exc:
             _guard.report("progress span", exc)
         token = _reporting.set(True)

@@ -30,8 +30,9 @@ from mcpobs._server.sdk1 import notifications as _notifications
 from mcpobs._server.sdk1 import progress as _progress
 from mcpobs._server.sdk1 import refusals as _refusals
 from mcpobs._server.sdk1 import sessions as _sessions
+from mcpobs._server.sdk1 import tasks as _tasks
 from mcpobs._server.sdk1 import tool_failures as _tool_failures
-from mcpobs._server.sdk1.dispatch import ServerObserver
+from mcpobs._server.sdk1.dispatch import ServerObserver, name_tool_late
 from mcpobs._server.sdk1.dispatch import patches as dispatch_patches
 
 OBSERVER = "_mcpobs_observer"
@@ -90,6 +91,7 @@ class ServerSetup1:
             *_http.patches(telemetry),
             *_progress.patches(telemetry),
             *_notifications.patches(telemetry),
+            *_tasks.patches(telemetry, name_tool_late),
         ]
         found += self.lowlevel.patches(self)
         for host in self.hosts:
