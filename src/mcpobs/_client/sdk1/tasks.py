@@ -17,7 +17,6 @@ asks this module three things:
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 from opentelemetry import trace
@@ -26,13 +25,11 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext
 from mcpobs import semconv as S
 from mcpobs._client import classify
 from mcpobs._client.calls import ClientCall
+from mcpobs._core import bounded
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._tasks import metrics
 from mcpobs._tasks.ids import task_id_hash
 from mcpobs.semconv import TaskOutcome
-
-MAX_HANDLES = 1024
-"""Tasks remembered per process: the oldest are forgotten first (their polls are then roots of their own)."""
 
 _OUTCOME_OF_STATUS = {
     S.TaskStatus.COMPLETED.value: TaskOutcome.OK,
@@ -62,7 +59,9 @@ class ClientTasks:
     def __init__(self, telemetry: Telemetry) -> None:
         self.key = telemetry.settings.session_id_key
         self.telemetry = telemetry
-        self.handles: OrderedDict[str, Handle] = OrderedDict()
+        self.handles: dict[str, Handle] = {}
+        """The last `semconv.MAX_CLIENT_TASKS` tasks submitted, as on the 2.x client (`_client/tasks.py`):
+        the oldest are forgotten first (their polls are then roots of their own)."""
 
     def _handle(self, request: Any) -> tuple[str | None, Handle | None]:
         params = getattr(request, "params", None)
@@ -131,10 +130,8 @@ class ClientTasks:
         if id_hash is None:
             return
         tool = call.labels_key[3] or S.OTHER
-        self.handles[id_hash] = Handle(call.span.get_span_context(), tool)
-        self.handles.move_to_end(id_hash)
-        while len(self.handles) > MAX_HANDLES:
-            self.handles.popitem(last=False)
+        self.handles.pop(id_hash, None)  # a resubmitted id is the newest
+        bounded.put(self.handles, id_hash, Handle(call.span.get_span_context(), tool), S.MAX_CLIENT_TASKS)
         attrs = self._extra(call)
         attrs[S.TASK_ID_HASH] = id_hash
         status = getattr(task, "status", None)
