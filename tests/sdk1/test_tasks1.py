@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import SpanKind
+from task_spans import named, one, settled
 
 from mcpobs import semconv as S
 
@@ -104,26 +105,6 @@ async def until_terminal(session: Any, task_id: str) -> Any:
         if status.status in ("completed", "failed", "cancelled", "input_required"):
             return status
         await asyncio.sleep(0.05)
-
-
-async def settled(spans: Any, done: Any, timeout: float = 5.0) -> list[Any]:
-    """The finished spans once `done(spans)` holds (the work ends after the answer that saw it)."""
-    for _ in range(int(timeout / 0.05)):
-        found = spans.spans()
-        if done(found):
-            return found
-        await asyncio.sleep(0.05)
-    return spans.spans()
-
-
-def named(found: list[Any], name: str, kind: SpanKind) -> list[Any]:
-    return [s for s in found if s.name == name and s.kind is kind]
-
-
-def one(found: list[Any], name: str, kind: SpanKind) -> Any:
-    spans = named(found, name, kind)
-    assert len(spans) == 1, (name, kind, [(s.name, s.kind) for s in found])
-    return spans[0]
 
 
 def no_raw_id(found: list[Any], task_ids: list[str]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import SpanKind
+from task_spans import named, one, settled
 
 from mcpobs import semconv as S
 
@@ -66,25 +67,6 @@ async def client_to(server: Any) -> AsyncIterator[Any]:
         async with Client(base + "/mcp", elicitation_handler=elicited) as client:
             await client.list_tools()  # the client's spans are named by the tools it listed
             yield client
-
-
-async def settled(spans: Any, done: Any, timeout: float = 5.0) -> list[Any]:
-    for _ in range(int(timeout / 0.05)):
-        found = spans.spans()
-        if done(found):
-            return found
-        await asyncio.sleep(0.05)
-    return spans.spans()
-
-
-def named(found: list[Any], name: str, kind: SpanKind) -> list[Any]:
-    return [s for s in found if s.name == name and s.kind is kind]
-
-
-def one(found: list[Any], name: str, kind: SpanKind) -> Any:
-    spans = named(found, name, kind)
-    assert len(spans) == 1, (name, kind, sorted((s.name, s.kind.name) for s in found))
-    return spans[0]
 
 
 def in_trace(found: list[Any], trace_id: int, method: str) -> None:

@@ -55,12 +55,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
                 found = _tasks.submitting(telemetry, getattr(component, "name", None), _DOCKET)
         if found is None:
             return await wrapped(*args, **kwargs)
-        submitted, creating = found
-        with creating as span:
-            result = await wrapped(*args, **kwargs)
-            with guarded("task created"):
-                _tasks.created(submitted, span, getattr(result, "task", None))
-        return result
+        return await _tasks.enqueued(found, lambda: wrapped(*args, **kwargs))
 
     def register(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `FunctionTool.register_with_docket(docket)`: the function docket runs for the tool's

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from opentelemetry import context as otel_context
@@ -148,6 +148,17 @@ def created(submitted: Submitted, span: Any, task: Any) -> None:
     submitted.remember()
 
 
+async def enqueued(found: tuple[Submitted, Creating], enqueue: Callable[[], Awaitable[Any]]) -> Any:
+    """Run the host's `enqueue()` inside the `create` span and note the task it created (the
+    result's `task`, the SDK's `CreateTaskResult`): the one way both 1.x seams submit."""
+    submitted, creating = found
+    with creating as span:
+        result = await enqueue()
+        with guarded("task created"):
+            created(submitted, span, getattr(result, "task", None))
+    return result
+
+
 # -- the 1.x SDK's run_task ------------------------------------------------------------------------
 
 
@@ -171,12 +182,7 @@ def run_task_wrapper(telemetry: Telemetry, name_tool_late: Callable[[], None]) -
             report("task create", exc)
         if found is None:
             return await wrapped(*args, **kwargs)
-        submitted, creating = found
-        with creating as span:
-            result = await wrapped(*args, **kwargs)
-            with guarded("task created"):
-                created(submitted, span, getattr(result, "task", None))
-        return result
+        return await enqueued(found, lambda: wrapped(*args, **kwargs))
 
     return run_task
 
