@@ -266,6 +266,55 @@ class ServerMiddleware:
                     attrs = {**attrs, **shapes} if attrs else shapes
             except Exception as err:
                 report("tool call shapes", err)
+        answered = ctx.request_id is not None and cls.outcome not in _UNANSWERED
+        if answered and ctx.request is not None and self._after_reply(call, ctx, cls, exc, attrs):
+            return cls
+        self._conclude(call, ctx, cls, exc, attrs, elapsed)
+        return cls
+
+    def _after_reply(
+        self, call: Call, ctx: Any, cls: Classification, exc: BaseException | None, attrs: dict[str, Any] | None
+    ) -> bool:
+        """End `call` once its answer is written (or is not), when the HTTP boundary can tell; True if it will.
+
+        The handler's return is not the answer: a client gone before the SDK wrote it never got it,
+        and the call is `cancelled` (`stopped` if the server's stop kept it back), `error.type`
+        `reply_undelivered`, never `ok`. A stop coming meanwhile still ends it (`_core/stop.py`).
+        """
+        if call.method in S.STREAM_METHODS:
+            return False
+        try:
+            _stop.enter(call, lambda: self._stopped(call, ctx, _outcome.UNDELIVERED_STOPPED))
+
+            def settle(written: bool) -> None:
+                if not _stop.release(call):
+                    return  # the stop ended it
+                if written:
+                    ended = cls
+                else:
+                    ended = _outcome.UNDELIVERED_STOPPED if _stop.stopping() else _outcome.UNDELIVERED
+                    if ended is _outcome.UNDELIVERED_STOPPED:
+                        _stop.flush_soon()
+                self._conclude(call, ctx, ended, exc if written else None, attrs, time.perf_counter() - call.start)
+
+            if _transport.after_reply(settle):
+                return True
+            _stop.release(call)
+        except Exception as err:
+            report("server reply", err)
+            _stop.release(call)
+        return False
+
+    def _conclude(
+        self,
+        call: Call,
+        ctx: Any,
+        cls: Classification,
+        exc: BaseException | None,
+        attrs: dict[str, Any] | None,
+        elapsed: float,
+    ) -> None:
+        """End the span and record the metrics, each in its own `try` (see `_finish`)."""
         try:
             self._end_span(call, ctx, cls, exc, attrs)
         except Exception as err:
@@ -277,18 +326,18 @@ class ServerMiddleware:
             self._record(call, cls, elapsed, notification)
         except Exception as err:
             report("server metrics", err)
-        return cls
 
-    def _stopped(self, call: Call, ctx: Any) -> None:
-        """End `call` as `stopped`, on the stop's thread (`_core/stop.py`): the server will not let it finish."""
+    def _stopped(self, call: Call, ctx: Any, cls: Classification = _outcome.STOPPED) -> None:
+        """End `call` as `stopped`, on the stop's thread (`_core/stop.py`): the server will not let it
+        finish (`cls`: `UNDELIVERED_STOPPED` once its handler returned, its answer not yet written)."""
         elapsed = time.perf_counter() - call.start
         try:
-            self._end_span(call, ctx, _outcome.STOPPED, None, None)
+            self._end_span(call, ctx, cls, None, None)
         except Exception as err:
             report("server span end", err)
             end_once(call.span)
         try:
-            self._record(call, _outcome.STOPPED, elapsed, ctx.request_id is None)
+            self._record(call, cls, elapsed, ctx.request_id is None)
         except Exception as err:
             report("server metrics", err)
 
@@ -349,6 +398,10 @@ class ServerMiddleware:
             # one) then points at this request's span, never at an ambient one.
             tel.server_duration.record(elapsed, duration_labels, context=call.context)
         (tel.server_notifications if notification else tel.server_requests).add_shared(1, counted)
+
+
+_UNANSWERED = frozenset({S.Outcome.CANCELLED, S.Outcome.STOPPED})
+"""Nothing is written for these (nor for a request that came without an id): they end at once."""
 
 
 def _hide_verdict_request(ctx: Any) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, cast
 
@@ -64,7 +65,7 @@ _active: Telemetry | None = None
 class _Exchange:
     """One HTTP request through the wrapper: what the response was, and who saw it."""
 
-    __slots__ = ("body", "challenged", "reached", "status")
+    __slots__ = ("body", "challenged", "left", "over", "reached", "settle", "status", "written")
 
     def __init__(self) -> None:
         self.status = 0
@@ -72,6 +73,14 @@ class _Exchange:
         self.reached: set[str] | None = None
         self.challenged = False
         """The response carried `WWW-Authenticate`: the auth middleware refused the caller."""
+        self.written = False
+        """The response's last body message went out, before the client left."""
+        self.left = False
+        """The app was told the client disconnected (`http.disconnect`)."""
+        self.over = False
+        """The app returned (or raised): no more of this response will be written."""
+        self.settle: Callable[[bool], None] | None = None
+        """What ends the request this POST carried once its answer's fate is known (`after_reply`)."""
 
 
 _exchange: ContextVar[_Exchange | None] = ContextVar("mcpobs_http_exchange", default=None)
@@ -84,6 +93,21 @@ def mark_reached(method: str) -> None:
         if exchange.reached is None:
             exchange.reached = set()
         exchange.reached.add(method)
+
+
+def after_reply(settle: Callable[[bool], None]) -> bool:
+    """Called by the server middleware when a request's handler returned: `settle(written)` runs once
+    this HTTP request's response is over, `written` whether its last byte went out before the client
+    left. False when no boundary watches a response still to come (the caller settles at once).
+
+    The handler's return is not the answer: the SDK writes it after the middleware chain (the
+    2026-07-28 entry after `serve_one`, the session transport from the dispatcher's write), and a
+    client gone by then never gets it. One POST carries one request (batches are refused)."""
+    exchange = _exchange.get()
+    if exchange is None or exchange.over or exchange.settle is not None:
+        return False
+    exchange.settle = settle
+    return True
 
 
 def watching() -> bool:
@@ -134,19 +158,38 @@ class TransportBoundary:
                 exchange.status = int(message["status"])  # an int, though the app may send an HTTPStatus
                 if exchange.status in (401, 403):
                     exchange.challenged = any(k.lower() == b"www-authenticate" for k, _ in message.get("headers", ()))
-            elif kind == "http.response.body" and exchange.status >= 400 and len(exchange.body) < _MAX_ERROR_BODY:
-                exchange.body += message.get("body", b"")
+            elif kind == "http.response.body":
+                if exchange.status >= 400 and len(exchange.body) < _MAX_ERROR_BODY:
+                    exchange.body += message.get("body", b"")
+                if not message.get("more_body", False):
+                    await send(message)  # raises, or is cancelled, if the connection is gone
+                    # An ASGI server may drop a write to a closed connection silently (uvicorn):
+                    # what the app heard of the client leaving then says it was not written.
+                    exchange.written = not exchange.left
+                    return
             await send(message)
+
+        async def heard() -> Any:
+            message = await receive()
+            if message.get("type") == "http.disconnect":
+                exchange.left = True
+            return message
 
         token = _exchange.set(exchange)
         try:
-            await self.app(scope, receive, observe)
+            await self.app(scope, heard, observe)
         except BaseException as exc:
             if exchange.status == 0 and is_cancellation(exc) and _stop.stopping():
                 await _answer_stopped(send)
             raise
         finally:
             _exchange.reset(token)
+            exchange.over = True
+            settle = exchange.settle
+            if settle is not None:
+                exchange.settle = None
+                with guarded("server reply"):
+                    settle(exchange.written)
             if exchange.status >= 400:
                 with guarded("transport rejection"):
                     self._record(scope, exchange, start)
