@@ -20,12 +20,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
 from opentelemetry.trace import SpanKind, StatusCode
 from otlp_receiver import OtlpReceiver
 from shapes import APP, serve
-from transports import serve_http
+from transports import raw_session, serve_http
 
 from mcpobs import semconv as S
 
@@ -68,20 +69,29 @@ def export_server() -> MCPServer:
     return server
 
 
-def call_without_reading(port: int) -> socket.socket:
-    """POST a tools/call of `export` and read only the response's first bytes; the socket stays open."""
+def call_without_reading(port: int, legacy: bool = False) -> socket.socket:
+    """POST a tools/call of `export` and read only the response's first bytes; the socket stays open.
+
+    `legacy`: in a 2025-11-25 session (the answer goes through the session's dispatcher and its
+    transport's stream), else a 2026-07-28 request (the answer written after `serve_one`)."""
+    if legacy:
+        with httpx2.Client() as http:
+            headers = raw_session(http, f"http://127.0.0.1:{port}/mcp")
+        meta: dict[str, Any] = {"progressToken": 1}
+        session = f"mcp-session-id: {headers['mcp-session-id']}\r\nmcp-protocol-version: 2025-11-25\r\n"
+    else:
+        meta, session = ENVELOPE, f"mcp-protocol-version: {V}\r\nmcp-method: tools/call\r\nmcp-name: export\r\n"
     body = json.dumps(
         {
             "jsonrpc": "2.0",
-            "id": 1,
+            "id": 7,
             "method": "tools/call",
-            "params": {"name": "export", "arguments": {}, "_meta": ENVELOPE},
+            "params": {"name": "export", "arguments": {}, "_meta": meta},
         }
     ).encode()
     head = (
         f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
-        f"accept: application/json, text/event-stream\r\nmcp-protocol-version: {V}\r\n"
-        f"mcp-method: tools/call\r\nmcp-name: export\r\ncontent-length: {len(body)}\r\n\r\n"
+        f"accept: application/json, text/event-stream\r\n{session}content-length: {len(body)}\r\n\r\n"
     ).encode()
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -111,11 +121,12 @@ def tools_call_spans(telemetry: Any, wait: float = 10.0) -> list[Any]:
         time.sleep(0.05)
 
 
-def test_a_reply_its_client_left_before_it_was_written_is_not_ok(mcpobs_telemetry):
+@pytest.mark.parametrize("legacy", [False, True], ids=["2026-07-28", "2025-11-25 session"])
+def test_a_reply_its_client_left_before_it_was_written_is_not_ok(mcpobs_telemetry, legacy):
     """The tool finished; its client left while the answer waited to be written: `cancelled`,
     `reply_undelivered` (before: `ok`, the span ended when the handler returned)."""
     with serve_http(export_server().streamable_http_app()) as base:
-        sock = call_without_reading(int(base.rsplit(":", 1)[1]))
+        sock = call_without_reading(int(base.rsplit(":", 1)[1]), legacy)
         time.sleep(1.0)  # the handler has returned; its answer waits behind the progress message
         assert not tools_call_spans(mcpobs_telemetry, wait=0), "ended before its answer was written"
         leave(sock)

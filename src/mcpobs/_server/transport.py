@@ -162,10 +162,12 @@ class TransportBoundary:
                 if exchange.status >= 400 and len(exchange.body) < _MAX_ERROR_BODY:
                     exchange.body += message.get("body", b"")
                 if not message.get("more_body", False):
-                    await send(message)  # raises, or is cancelled, if the connection is gone
                     # An ASGI server may drop a write to a closed connection silently (uvicorn):
-                    # what the app heard of the client leaving then says it was not written.
-                    exchange.written = not exchange.left
+                    # the client leaving before the last write began says it was not written; once
+                    # it began, the server's own end of the stream may say disconnect (hypercorn).
+                    gone = exchange.left
+                    await send(message)  # raises, or is cancelled, if the connection goes meanwhile
+                    exchange.written = not gone
                     return
             await send(message)
 
