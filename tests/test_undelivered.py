@@ -6,9 +6,9 @@ span used to end when the handler returned, `ok`, before the SDK wrote anything.
 the answer is written or is not: `cancelled` (the caller went away) or `stopped` (the server's stop
 kept it back), each `error.type=reply_undelivered`.
 
-The clients here speak raw HTTP, to stop reading at a known point: the tool reports progress with
-a large message, which commits the response to an event stream and fills the connection's buffer,
-so the answer's write waits for a reader that never reads. Real uvicorn on loopback.
+The clients here speak raw HTTP, to stop reading at a known point: the tool reports progress twice
+with a large message, which commits the response to an event stream and fills the connection's
+buffers; the second waits to be written, and the answer after it, for a reader that never reads. Real uvicorn on loopback.
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ from mcp.server.mcpserver import Context
 @server.tool()
 async def export(ctx: Context) -> str:
     """Finishes at once, after telling its client much about it."""
-    await ctx.report_progress(1, 1, "x" * {FILLER})
+    for step in (1, 2):  # the second waits to be written: the answer is written after it
+        await ctx.report_progress(step, 2, "x" * {FILLER})
     return "exported"
 
 
@@ -63,7 +64,8 @@ def export_server() -> MCPServer:
 
     @server.tool()
     async def export(ctx: Context) -> str:
-        await ctx.report_progress(1, 1, "x" * FILLER)
+        for step in (1, 2):  # the second waits to be written: the answer is written after it
+            await ctx.report_progress(step, 2, "x" * FILLER)
         return "exported"
 
     return server

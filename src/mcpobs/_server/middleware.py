@@ -280,30 +280,49 @@ class ServerMiddleware:
         The handler's return is not the answer: a client gone before the SDK wrote it never got it,
         and the call is `cancelled` (`stopped` if the server's stop kept it back), `error.type`
         `reply_undelivered`, never `ok`. A stop coming meanwhile still ends it (`_core/stop.py`).
+        What the span says beyond its outcome is read now, in the request's context.
         """
         if call.method in S.STREAM_METHODS:
             return False
+        closing: list[dict[str, Any] | None] = [None]
+
+        def end(ended: Classification, written: bool) -> None:
+            elapsed = time.perf_counter() - call.start
+            attrs = closing[0]
+            try:
+                self._close(call, ended, exc if written else None, dict(attrs) if attrs else None)
+            except Exception as err:
+                report("server span end", err)
+                end_once(call.span)
+            try:
+                self._record(call, ended, elapsed, False)
+            except Exception as err:
+                report("server metrics", err)
+
+        def settle(written: bool) -> None:
+            if not _stop.release(call):
+                return  # the stop ended it
+            if written:
+                end(cls, True)
+            elif _stop.stopping():
+                end(_outcome.UNDELIVERED_STOPPED, False)
+                _stop.flush_soon()
+            else:
+                end(_outcome.UNDELIVERED, False)
+
         try:
-            _stop.enter(call, lambda: self._stopped(call, ctx, _outcome.UNDELIVERED_STOPPED))
-
-            def settle(written: bool) -> None:
-                if not _stop.release(call):
-                    return  # the stop ended it
-                if written:
-                    ended = cls
-                else:
-                    ended = _outcome.UNDELIVERED_STOPPED if _stop.stopping() else _outcome.UNDELIVERED
-                    if ended is _outcome.UNDELIVERED_STOPPED:
-                        _stop.flush_soon()
-                self._conclude(call, ctx, ended, exc if written else None, attrs, time.perf_counter() - call.start)
-
-            if _transport.after_reply(settle):
-                return True
-            _stop.release(call)
+            if not _transport.after_reply(settle, ctx.request):
+                return False
         except Exception as err:
             report("server reply", err)
-            _stop.release(call)
-        return False
+            return False
+        # `settle` runs only once this task yields: the attributes are read first, in this context.
+        try:
+            closing[0] = self._closing(call, ctx, attrs)
+        except Exception as err:
+            report("server span attributes", err)
+        _stop.enter(call, lambda: end(_outcome.UNDELIVERED_STOPPED, False))
+        return True
 
     def _conclude(
         self,
@@ -359,6 +378,11 @@ class ServerMiddleware:
     def _end_span(
         self, call: Call, ctx: Any, cls: Classification, exc: BaseException | None, extra: dict[str, Any] | None
     ) -> None:
+        self._close(call, cls, exc, self._closing(call, ctx, extra))
+
+    def _closing(self, call: Call, ctx: Any, extra: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The span's attributes beyond its labels and outcome, read in the request's own context
+        (a call ended later, once its answer is written, ends elsewhere); None for a span not recording."""
         span = call.span
         # Staleness is counted whether or not the span is sampled: metrics are never sampled.
         recording = span.is_recording()
@@ -367,24 +391,31 @@ class ServerMiddleware:
             if call.names_target is not None and call.method == "tools/call"
             else None
         )
-        if recording:
-            # Everything beyond the labels goes on in one batch, at the end: each batch costs
-            # the SDK a lock and a validation pass, and an unsampled span pays for none of it.
-            _, _, target_attr, known, _ = call.labels_key
-            attrs = self._attributes(ctx, call.method, target_attr, known, call.state.later)
-            if contract:
-                attrs.update(contract)
-            state = call.state
-            if state.progress_dropped:
-                attrs[S.PROGRESS_DROPPED] = state.progress_dropped
-            if state.round is not None:
-                attrs[S.MRTR_ROUND] = state.round
-            if state.input_methods is not None:
-                attrs[S.MRTR_INPUT_METHODS] = state.input_methods
-            if extra:
-                attrs.update(extra)
+        if not recording:
+            return None
+        # Everything beyond the labels goes on in one batch, at the end: each batch costs
+        # the SDK a lock and a validation pass, and an unsampled span pays for none of it.
+        _, _, target_attr, known, _ = call.labels_key
+        attrs = self._attributes(ctx, call.method, target_attr, known, call.state.later)
+        if contract:
+            attrs.update(contract)
+        state = call.state
+        if state.progress_dropped:
+            attrs[S.PROGRESS_DROPPED] = state.progress_dropped
+        if state.round is not None:
+            attrs[S.MRTR_ROUND] = state.round
+        if state.input_methods is not None:
+            attrs[S.MRTR_INPUT_METHODS] = state.input_methods
+        if extra:
+            attrs.update(extra)
+        return attrs
+
+    def _close(self, call: Call, cls: Classification, exc: BaseException | None, attrs: dict[str, Any] | None) -> None:
+        """Write `cls` and `attrs` (from `_closing`) onto the span, and end it."""
+        span = call.span
+        if attrs is not None:
             # A bug's exception goes on the span; a tool's isError result has no message (its text is content).
-            cause = (state.exception or exc) if cls.outcome is S.Outcome.SERVER_ERROR else None
+            cause = (call.state.exception or exc) if cls.outcome is S.Outcome.SERVER_ERROR else None
             privacy = self.telemetry.privacy
             _outcome.write(span, cls, attrs, cause, privacy.description(cause), privacy)
         span.end()
