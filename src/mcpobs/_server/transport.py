@@ -66,7 +66,7 @@ _active: Telemetry | None = None
 class _Exchange:
     """One HTTP request through the wrapper: what the response was, and who saw it."""
 
-    __slots__ = ("body", "challenged", "left", "over", "reached", "settle", "status", "written")
+    __slots__ = ("body", "challenged", "ended", "left", "over", "reached", "settle", "status", "written")
 
     def __init__(self) -> None:
         self.status = 0
@@ -80,6 +80,8 @@ class _Exchange:
         """The app was told the client disconnected (`http.disconnect`)."""
         self.over = False
         """The app returned (or raised): no more of this response will be written."""
+        self.ended = False
+        """The response's last body message was sent (or is being sent)."""
         self.settle: Callable[[bool], None] | None = None
         """What ends the request this POST carried once its answer's fate is known (`after_reply`)."""
 
@@ -115,11 +117,11 @@ def after_reply(settle: Callable[[bool], None], request: Any = None) -> bool:
     the handler does not run in the POST's context (mcp 1.x's sessions run in a task of their own).
     """
     scope = getattr(request, "scope", None)
-    exchange = _by_scope.get(id(scope)) if scope is not None else None
-    if exchange is None:
-        exchange = _exchange.get()
-    if exchange is None or exchange.over or exchange.settle is not None:
-        return False
+    # Never the context's exchange when the request names its own: a 1.x session's task runs in the
+    # context of the request that opened it (an HTTP+SSE session's GET stream, open all along).
+    exchange = _by_scope.get(id(scope)) if scope is not None else _exchange.get()
+    if exchange is None or exchange.over or exchange.ended or exchange.settle is not None:
+        return False  # (`ended`: a 202 answered the POST, the answer goes elsewhere: HTTP+SSE)
     exchange.settle = settle
     return True
 
@@ -191,6 +193,7 @@ class TransportBoundary:
                     # the client leaving before the last write began says it was not written; once
                     # it began, the server's own end of the stream may say disconnect (hypercorn).
                     gone = exchange.left
+                    exchange.ended = exchange.ended or not message.get("more_body", False)
                     await send(message)  # raises, or is cancelled, if the connection goes meanwhile
                     exchange.written = not gone
                     _settle(exchange)  # now, not when the app returns: its client may already have it
