@@ -139,3 +139,60 @@ def test_the_old_stop_grace_variable_is_not_read_and_says_what_to_set(caplog):
     assert termination_grace_from({"OTEL_PYTHON_MCP_STOP_GRACE": "18"}) is None
     assert "OTEL_PYTHON_MCP_TERMINATION_GRACE" in caplog.text
     assert termination_grace_from({"OTEL_PYTHON_MCP_TERMINATION_GRACE": "30"}) == 30.0
+
+
+def test_a_call_recorded_while_the_late_flush_exports_is_exported_too():
+    """`flush_soon` after a stop's flushes: a call counted while that late export runs gets one more
+    export (before: the thread was busy, so nothing exported the count again, and the process could
+    exit without it; a span queued meanwhile the batch processor exports in the same flush)."""
+    import threading
+    import time
+
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import (
+        MetricExporter,
+        MetricExportResult,
+        PeriodicExportingMetricReader,
+    )
+
+    exporting = threading.Event()
+    exported: list[float] = []
+
+    class Slow(MetricExporter):
+        def __init__(self) -> None:
+            super().__init__(preferred_temporality={})
+
+        def export(self, metrics_data, timeout_millis: float = 10_000, **kwargs):  # a loaded collector
+            exporting.set()
+            first = not exported
+            if first:
+                time.sleep(0.5)
+            for resource in metrics_data.resource_metrics:
+                for scope in resource.scope_metrics:
+                    for metric in scope.metrics:
+                        exported.extend(p.value for p in metric.data.data_points)
+            return MetricExportResult.SUCCESS
+
+        def force_flush(self, timeout_millis: float = 10_000) -> bool:
+            return True
+
+        def shutdown(self, timeout_millis: float = 30_000, **kwargs) -> None:
+            pass
+
+    reader = PeriodicExportingMetricReader(Slow(), export_interval_millis=600_000)
+    provider = MeterProvider(metric_readers=[reader])
+    stop.use(lambda: [provider], 3.0, None)
+    counter = provider.get_meter("test").create_counter("calls")
+    try:
+        counter.add(1)  # a call the stop cut, recorded after the stop's own flushes
+        stop.flush_soon()
+        assert exporting.wait(5)
+        time.sleep(0.1)
+        counter.add(1)  # another, recorded while that export runs
+        stop.flush_soon()
+        deadline = time.monotonic() + 5
+        while (not exported or exported[-1] != 2) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert exported and exported[-1] == 2, exported
+    finally:
+        provider.shutdown()

@@ -156,6 +156,7 @@ __all__ = [
     "PROGRESS_TOTAL",
     "PROGRESS_VALUE",
     "PROPAGATION",
+    "REPLY_UNDELIVERED",
     "REQUIREMENTS",
     "RPC_RESPONSE_STATUS_CODE",
     "SCHEMA_URL",
@@ -407,6 +408,10 @@ SERVER_STOPPED: Final = "server_stopped"
 HOST_STOPPED: Final = "host_stopped"
 """``error.type`` of a `stopped` request on the client: its own process (the host) stopped while it
 ran (SIGTERM, its web server's grace over), so its answer was never taken (mcpobs's own)."""
+REPLY_UNDELIVERED: Final = "reply_undelivered"
+"""``error.type`` of a server request whose handler finished but whose answer was never written to
+its client: the connection closed first (`cancelled`: the caller went away), or the server stopped
+first (`stopped`). Never `ok`: the work was done and nobody was told (mcpobs's own)."""
 
 # The package marks the enum deprecated (gen_ai.operation.name moves namespace); the MCP
 # conventions pinned here still use it, and the value is the same.

@@ -241,3 +241,67 @@ async def test_a_1x_stdio_server_whose_host_vanishes_mid_call_records_the_caller
     print(f"mcp 1.x stdio host vanishes mid-call: {dict(got)}")
     assert got == {OK: 3, CANCELLED: 1}, got
     assert counted(receiver, CANCELLED) == 1
+
+
+JSON_APP = APP.replace('FastMCP("shop")', 'FastMCP("shop", json_response=JSON)')
+
+
+@pytest.mark.parametrize("json_response", [False, True], ids=["event stream", "json"])
+async def test_a_1x_server_whose_grace_cuts_its_calls_says_stopped_on_both_sides(
+    tmp_path, mcpobs_telemetry, json_response
+):
+    """uvicorn's `--timeout-graceful-shutdown 1` cancels three calls in flight on a FastMCP 1 app:
+    `stopped` on the server, and on the 1.x client (instrumented in this process) the same.
+
+    JSON answers: the server's 500 carries `mcpobs-stopped` (without it: `server_error`). An event
+    stream has begun (200) before the grace ends: it ends without the answer, and mcp 1.x's client
+    waits for it forever (here until the test gives up); the client's span ends `stopped` when the
+    stream ends (before: `cancelled` when the host gave up, if it ever did)."""
+    (tmp_path / "app.py").write_text(f"JSON = {json_response}\n" + JSON_APP)
+    receiver = OtlpReceiver()
+    port = free_port()
+    command = [str(BIN / "uvicorn"), "app:app", "--app-dir", str(tmp_path), "--port", str(port)]
+    command += ["--timeout-graceful-shutdown", "1"]
+    got_by_client: list[str] = []
+
+    async def slow(url: str) -> None:
+        with anyio.move_on_after(8):
+            try:
+                async with streamablehttp_client(url) as (read, write, _), ClientSession(read, write) as session:
+                    await session.initialize()
+                    await session.call_tool("slow", {})
+                    got_by_client.append(OK)
+            except BaseException as exc:
+                got_by_client.append(type(exc).__name__)
+
+    with receiver.running():
+        env = environment(receiver.port)
+        process = subprocess.Popen(command, env=env, stderr=(tmp_path / "stderr.txt").open("w"), start_new_session=True)
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+            for _ in range(200):
+                if await call(url, "whoami", 0):
+                    break
+                await anyio.sleep(0.1)
+            async with anyio.create_task_group() as group:
+                for _ in range(IN_FLIGHT):
+                    group.start_soon(slow, url)
+                await anyio.sleep(2.0)
+                process.send_signal(signal.SIGTERM)
+                await anyio.to_thread.run_sync(process.wait, 20)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        time.sleep(0.3)
+        got = tools_calls(receiver)
+    clients = Counter(
+        (s.attributes or {}).get(S.OUTCOME)
+        for s in mcpobs_telemetry.spans()
+        if s.name.startswith("tools/call") and s.kind.name == "CLIENT"
+    )
+    print(
+        f"mcp 1.x under uvicorn, grace 1 s: server {dict(got)}, clients got {got_by_client}, client spans {dict(clients)}"
+    )
+    assert got[STOPPED] == IN_FLIGHT, got
+    assert clients == {STOPPED: IN_FLIGHT}, (clients, got_by_client)

@@ -391,6 +391,21 @@ class ClientCall:
             return classify.HOST_STOPPED
         return cls
 
+    def closed_under(self) -> None:
+        """The server ended this request's stream without its answer, with nothing to resume from
+        (mcp 1.x's client then waits for it forever): `stopped`, ended and counted now. What the
+        host's call does later records nothing more."""
+        if not _stop.release(self):
+            return
+        self.elapsed = time.perf_counter() - self.start
+        self.cls = cls = classify.CUT_SHORT
+        try:
+            self._end_span(cls, None)
+        except Exception as err:
+            report("client span end", err)
+            end_once(self.span)
+        self.count(cls)
+
     def _host_stopped(self) -> None:
         """This process stops and will not wait for the answer: end and count the call as `stopped`."""
         self.cls = cls = classify.HOST_STOPPED

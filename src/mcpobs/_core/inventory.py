@@ -767,6 +767,10 @@ HTTP1_POST = wrap(
     f"{_HTTP1}._handle_post_request", "a request's POST, in the transport's task: its failure and status", **_1
 )
 HTTP1_HEADERS = wrap(f"{_HTTP1}._prepare_headers", "traceparent header on the POST being made", **_1)
+HTTP1_SSE_RESPONSE = wrap(
+    f"{_HTTP1}._handle_sse_response", "a POST's event stream: did it end without the answer (the server gone)", **_1
+)
+HTTP1_SSE_EVENT = wrap(f"{_HTTP1}._handle_sse_event", "an event of that stream: was it the answer", **_1)
 HTTP1_POST_WRITER = wrap(
     f"{_HTTP1}.post_writer", "the streams a transport serves: its session, when built in another task", **_1
 )

@@ -93,7 +93,10 @@ class LabelSets:
             return found
         labels = dict(self.base(key))
         labels[S.OUTCOME] = cls.outcome.value
-        if cls.error_type is not None and (cls.is_error or not self._errors_only):
+        # A reply never written is labelled so whatever its outcome: the work was done, nobody told.
+        if cls.error_type is not None and (
+            cls.is_error or not self._errors_only or cls.error_type == S.REPLY_UNDELIVERED
+        ):
             labels[S.ERROR_TYPE] = cls.error_type
         if cls.rpc_code is not None:
             labels[S.RPC_RESPONSE_STATUS_CODE] = code_label(cls.rpc_code)

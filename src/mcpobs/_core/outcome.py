@@ -80,6 +80,14 @@ STOPPED = Classification(Outcome.STOPPED, Boundary.HANDLER, semconv.SERVER_STOPP
 """A request the server stopped while it ran (`_core/stop.py`): a server-side failure, not the
 caller's cancellation, and no latency sample (its duration is the stop's, not the handler's)."""
 
+UNDELIVERED = Classification(Outcome.CANCELLED, Boundary.TRANSPORT, semconv.REPLY_UNDELIVERED, sample=False)
+"""A request whose handler finished but whose answer was never written: its client's connection
+closed first. The caller went away (`cancelled`, out of the error ratio), but the work was done and
+nobody was told: its own `error.type` (and so an ERROR status) says so."""
+
+UNDELIVERED_STOPPED = Classification(Outcome.STOPPED, Boundary.TRANSPORT, semconv.REPLY_UNDELIVERED, sample=False)
+"""A request whose handler finished but whose answer the server's stop kept from being written."""
+
 TOOL_CRASH = Classification(Outcome.SERVER_ERROR, Boundary.HANDLER, semconv.TOOL_ERROR)
 """A tool that raised unexpectedly: a server error, but on the wire an `isError` result, so
 `error.type` is `tool_error` as on the client; the exception's class is in the exception event."""

@@ -146,23 +146,38 @@ def end_running() -> int:
 
 
 _late: threading.Thread | None = None
+_again = False
+"""A call was recorded since the late flush last began: it flushes once more."""
+_late_lock = threading.Lock()
 
 
 def flush_soon() -> None:
     """A call the server's stop cancelled is being recorded `stopped`, maybe after the stop's flushes
     ran (hypercorn may finish cancelling a request while the lifespan's flush exports): export
-    again once it is recorded, on a thread the interpreter waits for (the export bounds itself)."""
-    global _late
-    late = _late
-    if late is not None and late.is_alive():
-        return
-    _late = threading.Thread(target=_flush_late, name="mcpobs-stop-late", daemon=False)
-    _late.start()
+    again once it is recorded, on a thread the interpreter waits for (the export bounds itself).
+
+    A call recorded while that export runs gets one more: a metric export takes the counts as they
+    were when it began (before, such a count waited for a flush that might never come)."""
+    global _late, _again
+    with _late_lock:
+        _again = True
+        if _late is not None:
+            return  # the running thread flushes again before it ends
+        _late = threading.Thread(target=_flush_late, name="mcpobs-stop-late", daemon=False)
+        _late.start()
 
 
 def _flush_late() -> None:
-    time.sleep(0.05)  # the calls cancelled together are recorded by then: one export for them all
-    flush()
+    global _late, _again
+    while True:
+        time.sleep(0.05)  # the calls cancelled together are recorded by then: one export for them all
+        with _late_lock:
+            _again = False
+        flush()
+        with _late_lock:
+            if not _again:
+                _late = None
+                return
 
 
 def finish(timeout: float | None = None) -> None:
@@ -229,10 +244,12 @@ def _end_then_die() -> None:
 
 def reset() -> None:
     """Forget a stop (tests that stop in one process more than once)."""
-    global _marked, _begun, _thread, _killed_after, _late
+    global _marked, _begun, _thread, _killed_after, _late, _again, _late_lock
     _running.clear()
     _marked, _begun = threading.Lock(), threading.Lock()
     _thread = _late = None
+    _again = False
+    _late_lock = threading.Lock()
     _killed_after = None
 
 

@@ -266,6 +266,74 @@ class ServerMiddleware:
                     attrs = {**attrs, **shapes} if attrs else shapes
             except Exception as err:
                 report("tool call shapes", err)
+        answered = ctx.request_id is not None and cls.outcome not in _UNANSWERED
+        if answered and ctx.request is not None and self._after_reply(call, ctx, cls, exc, attrs):
+            return cls
+        self._conclude(call, ctx, cls, exc, attrs, elapsed)
+        return cls
+
+    def _after_reply(
+        self, call: Call, ctx: Any, cls: Classification, exc: BaseException | None, attrs: dict[str, Any] | None
+    ) -> bool:
+        """End `call` once its answer is written (or is not), when the HTTP boundary can tell; True if it will.
+
+        The handler's return is not the answer: a client gone before the SDK wrote it never got it,
+        and the call is `cancelled` (`stopped` if the server's stop kept it back), `error.type`
+        `reply_undelivered`, never `ok`. A stop coming meanwhile still ends it (`_core/stop.py`).
+        What the span says beyond its outcome is read now, in the request's context.
+        """
+        if call.method in S.STREAM_METHODS:
+            return False
+        closing: list[dict[str, Any] | None] = [None]
+
+        def end(ended: Classification, written: bool) -> None:
+            elapsed = time.perf_counter() - call.start
+            attrs = closing[0]
+            try:
+                self._close(call, ended, exc if written else None, dict(attrs) if attrs else None)
+            except Exception as err:
+                report("server span end", err)
+                end_once(call.span)
+            try:
+                self._record(call, ended, elapsed, False)
+            except Exception as err:
+                report("server metrics", err)
+
+        def settle(written: bool) -> None:
+            if not _stop.release(call):
+                return  # the stop ended it
+            if written:
+                end(cls, True)
+            elif _stop.stopping():
+                end(_outcome.UNDELIVERED_STOPPED, False)
+                _stop.flush_soon()
+            else:
+                end(_outcome.UNDELIVERED, False)
+
+        try:
+            if not _transport.after_reply(settle, ctx.request):
+                return False
+        except Exception as err:
+            report("server reply", err)
+            return False
+        # `settle` runs only once this task yields: the attributes are read first, in this context.
+        try:
+            closing[0] = self._closing(call, ctx, attrs)
+        except Exception as err:
+            report("server span attributes", err)
+        _stop.enter(call, lambda: end(_outcome.UNDELIVERED_STOPPED, False))
+        return True
+
+    def _conclude(
+        self,
+        call: Call,
+        ctx: Any,
+        cls: Classification,
+        exc: BaseException | None,
+        attrs: dict[str, Any] | None,
+        elapsed: float,
+    ) -> None:
+        """End the span and record the metrics, each in its own `try` (see `_finish`)."""
         try:
             self._end_span(call, ctx, cls, exc, attrs)
         except Exception as err:
@@ -277,18 +345,18 @@ class ServerMiddleware:
             self._record(call, cls, elapsed, notification)
         except Exception as err:
             report("server metrics", err)
-        return cls
 
-    def _stopped(self, call: Call, ctx: Any) -> None:
-        """End `call` as `stopped`, on the stop's thread (`_core/stop.py`): the server will not let it finish."""
+    def _stopped(self, call: Call, ctx: Any, cls: Classification = _outcome.STOPPED) -> None:
+        """End `call` as `stopped`, on the stop's thread (`_core/stop.py`): the server will not let it
+        finish (`cls`: `UNDELIVERED_STOPPED` once its handler returned, its answer not yet written)."""
         elapsed = time.perf_counter() - call.start
         try:
-            self._end_span(call, ctx, _outcome.STOPPED, None, None)
+            self._end_span(call, ctx, cls, None, None)
         except Exception as err:
             report("server span end", err)
             end_once(call.span)
         try:
-            self._record(call, _outcome.STOPPED, elapsed, ctx.request_id is None)
+            self._record(call, cls, elapsed, ctx.request_id is None)
         except Exception as err:
             report("server metrics", err)
 
@@ -310,6 +378,11 @@ class ServerMiddleware:
     def _end_span(
         self, call: Call, ctx: Any, cls: Classification, exc: BaseException | None, extra: dict[str, Any] | None
     ) -> None:
+        self._close(call, cls, exc, self._closing(call, ctx, extra))
+
+    def _closing(self, call: Call, ctx: Any, extra: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The span's attributes beyond its labels and outcome, read in the request's own context
+        (a call ended later, once its answer is written, ends elsewhere); None for a span not recording."""
         span = call.span
         # Staleness is counted whether or not the span is sampled: metrics are never sampled.
         recording = span.is_recording()
@@ -318,24 +391,31 @@ class ServerMiddleware:
             if call.names_target is not None and call.method == "tools/call"
             else None
         )
-        if recording:
-            # Everything beyond the labels goes on in one batch, at the end: each batch costs
-            # the SDK a lock and a validation pass, and an unsampled span pays for none of it.
-            _, _, target_attr, known, _ = call.labels_key
-            attrs = self._attributes(ctx, call.method, target_attr, known, call.state.later)
-            if contract:
-                attrs.update(contract)
-            state = call.state
-            if state.progress_dropped:
-                attrs[S.PROGRESS_DROPPED] = state.progress_dropped
-            if state.round is not None:
-                attrs[S.MRTR_ROUND] = state.round
-            if state.input_methods is not None:
-                attrs[S.MRTR_INPUT_METHODS] = state.input_methods
-            if extra:
-                attrs.update(extra)
+        if not recording:
+            return None
+        # Everything beyond the labels goes on in one batch, at the end: each batch costs
+        # the SDK a lock and a validation pass, and an unsampled span pays for none of it.
+        _, _, target_attr, known, _ = call.labels_key
+        attrs = self._attributes(ctx, call.method, target_attr, known, call.state.later)
+        if contract:
+            attrs.update(contract)
+        state = call.state
+        if state.progress_dropped:
+            attrs[S.PROGRESS_DROPPED] = state.progress_dropped
+        if state.round is not None:
+            attrs[S.MRTR_ROUND] = state.round
+        if state.input_methods is not None:
+            attrs[S.MRTR_INPUT_METHODS] = state.input_methods
+        if extra:
+            attrs.update(extra)
+        return attrs
+
+    def _close(self, call: Call, cls: Classification, exc: BaseException | None, attrs: dict[str, Any] | None) -> None:
+        """Write `cls` and `attrs` (from `_closing`) onto the span, and end it."""
+        span = call.span
+        if attrs is not None:
             # A bug's exception goes on the span; a tool's isError result has no message (its text is content).
-            cause = (state.exception or exc) if cls.outcome is S.Outcome.SERVER_ERROR else None
+            cause = (call.state.exception or exc) if cls.outcome is S.Outcome.SERVER_ERROR else None
             privacy = self.telemetry.privacy
             _outcome.write(span, cls, attrs, cause, privacy.description(cause), privacy)
         span.end()
@@ -349,6 +429,10 @@ class ServerMiddleware:
             # one) then points at this request's span, never at an ambient one.
             tel.server_duration.record(elapsed, duration_labels, context=call.context)
         (tel.server_notifications if notification else tel.server_requests).add_shared(1, counted)
+
+
+_UNANSWERED = frozenset({S.Outcome.CANCELLED, S.Outcome.STOPPED})
+"""Nothing is written for these (nor for a request that came without an id): they end at once."""
 
 
 def _hide_verdict_request(ctx: Any) -> None:

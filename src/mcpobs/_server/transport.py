@@ -26,7 +26,9 @@ a contextvar the user's own middleware sets still reaches that request's tool.
 from __future__ import annotations
 
 import json
+import re
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, cast
 
@@ -64,7 +66,7 @@ _active: Telemetry | None = None
 class _Exchange:
     """One HTTP request through the wrapper: what the response was, and who saw it."""
 
-    __slots__ = ("body", "challenged", "reached", "status")
+    __slots__ = ("body", "challenged", "ended", "left", "over", "reached", "settle", "status", "written")
 
     def __init__(self) -> None:
         self.status = 0
@@ -72,9 +74,25 @@ class _Exchange:
         self.reached: set[str] | None = None
         self.challenged = False
         """The response carried `WWW-Authenticate`: the auth middleware refused the caller."""
+        self.written = False
+        """The response's last body message went out, before the client left."""
+        self.left = False
+        """The app was told the client disconnected (`http.disconnect`)."""
+        self.over = False
+        """The app returned (or raised): no more of this response will be written."""
+        self.ended = False
+        """The response's last body message was sent (or is being sent)."""
+        self.settle: Callable[[bool], None] | None = None
+        """What ends the request this POST carried once its answer's fate is known (`after_reply`)."""
 
 
 _exchange: ContextVar[_Exchange | None] = ContextVar("mcpobs_http_exchange", default=None)
+_REPLY_EVENT = re.compile(rb'data: \{"jsonrpc":"2\.0","id":(?:"(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)"')
+"""An event-stream chunk carrying a JSON-RPC answer (the SDKs write `jsonrpc`, `id`, then `result` or
+`error`; a request to the client has `method` there): on a session's stream the answer is an event
+and the stream closes after it, so the answer, not the close, is what was written."""
+_by_scope: dict[int, _Exchange] = {}
+"""id(ASGI scope) -> the exchange serving it, while it does (the scope lives as long)."""
 
 
 def mark_reached(method: str) -> None:
@@ -84,6 +102,37 @@ def mark_reached(method: str) -> None:
         if exchange.reached is None:
             exchange.reached = set()
         exchange.reached.add(method)
+
+
+def after_reply(settle: Callable[[bool], None], request: Any = None) -> bool:
+    """Called by the server middleware when a request's handler returned: `settle(written)` runs once
+    this HTTP request's response is over, `written` whether its last byte went out before the client
+    left. False when no boundary watches a response still to come (the caller settles at once).
+
+    The handler's return is not the answer: the SDK writes it after the middleware chain (the
+    2026-07-28 entry after `serve_one`, the session transport from the dispatcher's write), and a
+    client gone by then never gets it. One POST carries one request (batches are refused).
+
+    `request`: the Starlette request of the POST that carried it, which finds its exchange where
+    the handler does not run in the POST's context (mcp 1.x's sessions run in a task of their own).
+    """
+    scope = getattr(request, "scope", None)
+    # Never the context's exchange when the request names its own: a 1.x session's task runs in the
+    # context of the request that opened it (an HTTP+SSE session's GET stream, open all along).
+    exchange = _by_scope.get(id(scope)) if scope is not None else _exchange.get()
+    if exchange is None or exchange.over or exchange.ended or exchange.settle is not None:
+        return False  # (`ended`: a 202 answered the POST, the answer goes elsewhere: HTTP+SSE)
+    exchange.settle = settle
+    return True
+
+
+def _settle(exchange: _Exchange) -> None:
+    """The answer's fate is known: end the request it answers (once)."""
+    settle = exchange.settle
+    if settle is not None:
+        exchange.settle = None
+        with guarded("server reply"):
+            settle(exchange.written)
 
 
 def watching() -> bool:
@@ -134,19 +183,42 @@ class TransportBoundary:
                 exchange.status = int(message["status"])  # an int, though the app may send an HTTPStatus
                 if exchange.status in (401, 403):
                     exchange.challenged = any(k.lower() == b"www-authenticate" for k, _ in message.get("headers", ()))
-            elif kind == "http.response.body" and exchange.status >= 400 and len(exchange.body) < _MAX_ERROR_BODY:
-                exchange.body += message.get("body", b"")
+            elif kind == "http.response.body":
+                if exchange.status >= 400 and len(exchange.body) < _MAX_ERROR_BODY:
+                    exchange.body += message.get("body", b"")
+                if not message.get("more_body", False) or (
+                    exchange.settle is not None and _REPLY_EVENT.search(message.get("body", b""), 0, 512)
+                ):
+                    # An ASGI server may drop a write to a closed connection silently (uvicorn):
+                    # the client leaving before the last write began says it was not written; once
+                    # it began, the server's own end of the stream may say disconnect (hypercorn).
+                    gone = exchange.left
+                    exchange.ended = exchange.ended or not message.get("more_body", False)
+                    await send(message)  # raises, or is cancelled, if the connection goes meanwhile
+                    exchange.written = not gone
+                    _settle(exchange)  # now, not when the app returns: its client may already have it
+                    return
             await send(message)
 
+        async def heard() -> Any:
+            message = await receive()
+            if message.get("type") == "http.disconnect":
+                exchange.left = True
+            return message
+
         token = _exchange.set(exchange)
+        _by_scope[id(scope)] = exchange
         try:
-            await self.app(scope, receive, observe)
+            await self.app(scope, heard, observe)
         except BaseException as exc:
             if exchange.status == 0 and is_cancellation(exc) and _stop.stopping():
                 await _answer_stopped(send)
             raise
         finally:
             _exchange.reset(token)
+            _by_scope.pop(id(scope), None)
+            exchange.over = True
+            _settle(exchange)
             if exchange.status >= 400:
                 with guarded("transport rejection"):
                     self._record(scope, exchange, start)

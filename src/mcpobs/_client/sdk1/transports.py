@@ -118,6 +118,37 @@ def patches(settings: Settings) -> list[Patch]:
             posting[0].http_status = 404
         return await wrapped(*args, **kwargs)
 
+    async def sse_response(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `_handle_sse_response`: a request's answer on its POST's event stream (and its resumption).
+
+        mcp 1.x waits forever for an answer whose stream ended without it and gave nothing to resume
+        from (the server stopped under the request: its grace cancelled it once the stream began, so
+        no 500 could say so). The call is then `stopped`, ended and counted now, as the server's is.
+        """
+        posting = _posting.get()
+        call = posting[0] if posting is not None else None
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        stream = _Stream()
+        token = _streaming.set(stream)
+        try:
+            result = await wrapped(*args, **kwargs)
+        finally:
+            _streaming.reset(token)
+        if not stream.answered:
+            with guarded("client stream closed"):
+                call.closed_under()
+        return result
+
+    async def sse_event(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        """Wraps `_handle_sse_event`: True when the event was the request's answer."""
+        complete = await wrapped(*args, **kwargs)
+        if complete is True:
+            stream = _streaming.get()
+            if stream is not None:
+                stream.answered = True
+        return complete
+
     def session_id_from(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
         """Wraps `_maybe_extract_session_id_from_response`, which reads the `initialize` response."""
         wrapped(*args, **kwargs)
@@ -171,11 +202,25 @@ def patches(settings: Settings) -> list[Patch]:
         Patch.of(I.HTTP1_TRANSPORT_INIT, http.transport_init, setup=True),
         Patch.of(I.HTTP1_POST, post),
         Patch.of(I.HTTP1_HEADERS, prepare_headers),
+        Patch.of(I.HTTP1_SSE_RESPONSE, sse_response),
+        Patch.of(I.HTTP1_SSE_EVENT, sse_event),
         Patch.of(I.HTTP1_TERMINATED, session_terminated),
         Patch.of(I.HTTP1_SESSION_ID, session_id_from),
         Patch.of(I.SSE1_CONNECT, sse_connect, setup=True),
         Patch.of(I.SSE1_POST, sse_post),
     ]
+
+
+class _Stream:
+    """A request's event stream being read: whether its answer came on it."""
+
+    __slots__ = ("answered",)
+
+    def __init__(self) -> None:
+        self.answered = False
+
+
+_streaming: ContextVar[_Stream | None] = ContextVar("mcpobs_client_sse", default=None)
 
 
 def _add(headers: object, trace: dict[str, str]) -> None:

@@ -1,0 +1,112 @@
+"""A reply that could not be written is never `ok`, on mcp 1.x too (issue 50).
+
+A FastMCP 1 tool logs a large message to its caller (on the request's own event stream, which fills
+the connection's buffers) and finishes at once; its client, in a 2025-11-25 session, reads the
+response's first bytes and leaves while the answer waits to be written behind the log message. The 1.x SDK answers
+through the session's transport, in a task of its own: the SERVER span used to end `ok` where the
+responder answered. Now it ends with the POST's response: `cancelled`, `error.type=reply_undelivered`.
+Real uvicorn on loopback (`transports1.served`).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from typing import Any
+
+import httpx
+from mcp.server.fastmcp import Context, FastMCP
+from opentelemetry.trace import SpanKind, StatusCode
+from transports1 import served
+
+from mcpobs import semconv as S
+
+FILLER = 4_000_000
+"""Characters of the log message: more than loopback's buffers hold, so the answer's write waits."""
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def export_server() -> FastMCP:
+    server = FastMCP("shop")
+
+    @server.tool()
+    async def export(ctx: Context) -> str:
+        for _ in range(2):  # the second waits to be written: the answer is written after it
+            await ctx.info("x" * FILLER)
+        return "exported"
+
+    return server
+
+
+def call_without_reading(url: str) -> socket.socket:
+    """Open a session, POST a tools/call of `export`, read the response's first bytes; the socket stays open."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
+    with httpx.Client() as http:
+        reply = http.post(url, json=init, headers=HEADERS)
+        session = reply.headers["mcp-session-id"]
+        headers = {**HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+        http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "export"}}).encode()
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    head = (
+        f"POST /mcp HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n"
+        f"accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n"
+        f"mcp-protocol-version: 2025-11-25\r\ncontent-length: {len(body)}\r\n\r\n"
+    ).encode()
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host, int(port)))
+    sock.sendall(head + body)
+    first = sock.recv(1024)
+    assert first.startswith(b"HTTP/1.1 200"), first[:200]
+    return sock
+
+
+def tools_call_spans(telemetry: Any, wait: float = 10.0) -> list[Any]:
+    deadline = time.monotonic() + wait
+    while True:
+        spans = [
+            s
+            for s in telemetry.spans()
+            if s.kind is SpanKind.SERVER and (s.attributes or {}).get(S.MCP_METHOD_NAME) == "tools/call"
+        ]
+        if spans or time.monotonic() > deadline:
+            return spans
+        time.sleep(0.05)
+
+
+def test_a_1x_reply_its_client_left_before_it_was_written_is_not_ok(telemetry):
+    with served(export_server()) as url:
+        sock = call_without_reading(url)
+        time.sleep(1.0)  # the tool has returned; its answer waits to be written
+        assert not tools_call_spans(telemetry, wait=0), "ended before its answer was written"
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        sock.close()  # with unread data: the server sees the connection reset
+        spans = tools_call_spans(telemetry)
+    assert len(spans) == 1, spans
+    attributes = spans[0].attributes or {}
+    assert attributes[S.OUTCOME] == S.Outcome.CANCELLED.value, dict(attributes)
+    assert attributes[S.ERROR_TYPE] == S.REPLY_UNDELIVERED, dict(attributes)
+    assert spans[0].status.status_code is StatusCode.ERROR
+    undelivered = {S.MCP_METHOD_NAME: "tools/call", S.ERROR_TYPE: S.REPLY_UNDELIVERED}
+    assert telemetry.total(S.SERVER_REQUESTS.name, undelivered) == 1
+
+
+def test_a_1x_reply_its_client_read_is_ok(telemetry):
+    with served(export_server()) as url:
+        sock = call_without_reading(url)
+        sock.settimeout(10)
+        received = b""
+        while b'"exported"' not in received[-4096:]:
+            chunk = sock.recv(1 << 20)
+            assert chunk, "the server closed before answering"
+            received += chunk
+        sock.close()
+        spans = tools_call_spans(telemetry)
+    assert [(s.attributes or {})[S.OUTCOME] for s in spans] == [S.Outcome.OK.value]
