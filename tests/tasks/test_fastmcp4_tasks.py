@@ -1,19 +1,22 @@
-"""One task, one trace, on FastMCP 4 + fastmcp-tasks: a server under uvicorn, docket on a real
-Valkey server, the tasks run by a separate worker process started as fastmcp-tasks documents
-(`tasks_app(["worker", "app.py:mcp"])`). The server calls `mcpobs.instrument()` once in its
-module, the worker runs under the zero-code entry point (`opentelemetry-instrument`); both
-export over OTLP to a receiver on loopback. The client is a plain `fastmcp.Client` (the client's
-half is tested with the client's instrumentation).
+"""One task, one trace, on FastMCP 4 + fastmcp-tasks, everything real at once: a server under
+uvicorn, docket on a real Valkey server, the tasks run by a separate worker process started as
+fastmcp-tasks documents (`tasks_app(["worker", "app.py:mcp"])`), and an agent host in a process
+of its own (agent.py) driving them with a `fastmcp.Client` (the transparent `call_tool` and
+`call_tool_task`). The server and the agent call `mcpobs.instrument()` once, the worker runs
+under the zero-code entry point (`opentelemetry-instrument`); all three export over OTLP to one
+receiver on loopback, so a task's trace is read as a backend would: the agent's `tools/call`, its
+polls, the server's spans, the worker's legs.
 
-Four tasks, as a user runs them: one slow with progress, one whose tool raises, one that asks its
-client for input (the guard pattern: it returns an `InputRequiredResult`), one cancelled.
+Six tasks, as a user runs them: one slow with progress, one whose tool raises, one that asks its
+client for input (the guard pattern: it returns an `InputRequiredResult`), one cancelled, one that
+fails with a protocol error, one whose worker is stopped mid-leg.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib.util
+import json
 import os
 import signal
 import subprocess
@@ -117,7 +120,7 @@ WORKER_CLI = "from fastmcp_tasks.worker_cli import tasks_app; tasks_app(['worker
 """What `fastmcp tasks worker app.py:mcp` would run (fastmcp 4.1.4 does not register that command)."""
 ZERO_CODE = str(Path(sys.executable).parent / "opentelemetry-instrument")
 
-PRODUCER, CONSUMER, SERVER = 4, 5, 2
+PRODUCER, CONSUMER, SERVER, CLIENT = 4, 5, 2, 3
 """OTLP span kinds."""
 
 
@@ -162,49 +165,24 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-async def _scenarios(url: str) -> dict[str, str]:
-    from fastmcp import Client
-    from fastmcp_tasks import call_tool_task
-
-    async def elicit(message: Any, response_type: Any, params: Any, context: Any) -> dict[str, bool]:
-        return {"ok": True}
-
-    results: dict[str, str] = {}
-    async with Client(url, elicitation_handler=elicit) as client:
-        r = await client.call_tool("slow", {"n": 3})
-        results["slow"] = r.content[0].text
-        r = await client.call_tool("boom", {}, raise_on_error=False)
-        results["boom"] = f"is_error={r.is_error}"
-        r = await client.call_tool("ask", {}, raise_on_error=False)
-        results["ask"] = r.content[0].text
-        task = await call_tool_task(client, "forever", {})
-        await _running(task)
-        await asyncio.sleep(1.0)  # cancelled after a second of running
-        await task.cancel()
-        for _ in range(50):
-            status = await task.status()
-            if status.status == "cancelled":
-                break
-            await asyncio.sleep(0.1)
-        results["forever"] = status.status
-        task = await call_tool_task(client, "broken", {})
-        for _ in range(100):
-            status = await task.status()
-            if status.status != "working":
-                break
-            await asyncio.sleep(0.1)
-        results["broken"] = status.status
-        await _running(await call_tool_task(client, "long", {}))  # still running when the worker is stopped
-    return results
+AGENT = Path(__file__).resolve().parent / "agent.py"
 
 
-async def _running(task: Any) -> None:
-    """Until the worker runs `task` (its tool reports "running": the wire says `working` before too)."""
-    for _ in range(300):
-        if (await task.status()).status_message == "running":
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError("the worker did not start the task in 30 s")
+def _agent(tmp: Path, url: str, env: dict[str, str]) -> dict[str, str]:
+    """Runs the instrumented agent host (agent.py) to its end: what each scenario returned.
+
+    It exports to the same receiver as the server and the worker; its results come back on a
+    file, its stdout must stay empty (mcpobs never writes there)."""
+    results, stdout = tmp / "agent.json", tmp / "agent.stdout"
+    with (tmp / "agent.txt").open("w") as err, stdout.open("w") as out:
+        agent = start([sys.executable, str(AGENT), url, str(results)], cwd=tmp, env=env, stdout=out, stderr=err)
+        try:
+            code = agent.wait(120)
+        finally:
+            _stop(agent)
+    assert code == 0, (tmp / "agent.txt").read_text()[-4000:]
+    assert stdout.read_text() == ""
+    return json.loads(results.read_text())
 
 
 def _task_ids(redis_url: str, docket_name: str) -> dict[str, str]:
@@ -273,7 +251,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             while "Starting worker" not in (tmp / "worker.txt").read_text():
                 assert worker.poll() is None and time.monotonic() < deadline, (tmp / "worker.txt").read_text()
                 time.sleep(0.1)
-            results = asyncio.run(_scenarios(f"http://127.0.0.1:{http_port}/mcp"))
+            results = _agent(
+                tmp, f"http://127.0.0.1:{http_port}/mcp", exporting_to(receiver.port, OTEL_SERVICE_NAME="tasks-agent")
+            )
             ids = _task_ids(redis_url, docket_name)
             for process in processes:
                 _stop(process)
@@ -283,7 +263,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         for process in processes:
             _stop(process)
         _stop(valkey)
-        for name in ("server.txt", "worker.txt"):
+        for name in ("server.txt", "worker.txt", "agent.txt"):
             print(f"--- {name}\n" + (tmp / name).read_text()[-4000:])
 
 
@@ -305,10 +285,9 @@ def _task(run: Run, tool: str) -> tuple[str, ReceivedSpan, list[ReceivedSpan]]:
 
 
 def test_the_tasks_ran_in_the_worker_process(run: Run):
-    assert run.results["slow"].startswith("slow done in ")
-    assert run.results["slow"] != f"slow done in {os.getpid()}"
+    assert run.results["slow"] == f"slow done in {run.worker_pid}"  # not in the server's process
     assert run.results["boom"] == "is_error=True"
-    assert run.results["ask"].startswith("ask answered in ")
+    assert run.results["ask"] == f"ask answered in {run.worker_pid}"
     assert run.results["forever"] == "cancelled"
     assert run.results["broken"] == "failed"
     assert set(run.task_ids) == {"slow", "boom", "ask", "forever", "broken", "long"}
@@ -460,10 +439,126 @@ def test_the_task_metrics_say_what_happened(run: Run):
     assert in_flight == {"slow": 0, "boom": 0, "ask": 0, "forever": 0, "broken": 0, "long": 1}
 
 
+TASK_REQUESTS = ("tasks/get", "tasks/update", "tasks/cancel")
+ENDED = {"slow": "ok", "boom": "tool_error", "ask": "ok", "forever": "cancelled", "broken": "failed"}
+"""Each task that ended, and its `mcpobs.task.outcome` (the worker stopped `long` mid-leg)."""
+
+
+def _agent_spans(run: Run) -> list[ReceivedSpan]:
+    """The agent host's CLIENT spans (its process: the one that sent `tools/call slow` as a client)."""
+    spans = run.spans()
+    (agent,) = {s.instance for s in spans if s.kind == CLIENT and s.name == "tools/call slow"}
+    return [s for s in spans if s.instance == agent]
+
+
+def _submission(run: Run, id_hash: str) -> ReceivedSpan:
+    found = [
+        s for s in _agent_spans(run) if s.name.startswith("tools/call ") and s.attributes.get(S.TASK_ID_HASH) == id_hash
+    ]
+    assert len(found) == 1, [(s.name, s.attributes) for s in _agent_spans(run)]
+    return found[0]
+
+
+def _requests(run: Run, id_hash: str, method: str | None = None) -> list[ReceivedSpan]:
+    """The agent's CLIENT spans of one task's tasks/* requests, in the order they were exported."""
+    return [
+        s
+        for s in _agent_spans(run)
+        if s.name in TASK_REQUESTS and s.attributes.get(S.TASK_ID_HASH) == id_hash and method in (None, s.name)
+    ]
+
+
+def test_the_agent_host_is_instrumented_and_names_each_request(run: Run):
+    """The client runs in its own process (the agent host), exporting to the same receiver."""
+    agent = _agent_spans(run)
+    assert {s.instance for s in agent}.isdisjoint({s.instance for s in run.spans() if s.kind in (SERVER, CONSUMER)})
+    assert all(s.kind == CLIENT for s in agent)
+    assert not [s.name for s in agent if S.OTHER in (s.name, s.attributes.get(S.MCP_METHOD_NAME))]
+    assert {s.name for s in agent if s.name.startswith("tasks/")} == set(TASK_REQUESTS)
+
+
+def test_each_task_is_one_trace_from_the_agents_call_to_the_workers_legs(run: Run):
+    spans = run.spans()
+    by_id = {s.span_id: s for s in spans}
+    for tool in run.task_ids:
+        id_hash, call, legs = _task(run, tool)
+        submission = _submission(run, id_hash)
+        assert submission.name == f"tools/call {tool}"
+        assert submission.attributes[S.OUTCOME] == "ok", tool  # a submission that succeeded
+        assert submission.attributes[S.TASK_STATUS] == "working", tool
+        assert call.parent == submission.span_id and call.trace_id == submission.trace_id, tool
+        assert legs and all(leg.trace_id == submission.trace_id for leg in legs), tool  # the worker's
+        requests = _requests(run, id_hash)
+        assert requests, tool
+        for request in requests:  # sent as children of the submission: the task's traceparent
+            assert request.parent == submission.span_id and request.trace_id == submission.trace_id, tool
+        # each server span of those requests continues its client span
+        served = [
+            s
+            for s in spans
+            if s.kind == SERVER and s.name in TASK_REQUESTS and s.attributes.get(S.TASK_ID_HASH) == id_hash
+        ]
+        assert len(served) == len(requests), tool
+        for server in served:
+            assert by_id[server.parent] in requests and by_id[server.parent].name == server.name, tool
+            assert server.trace_id == submission.trace_id, tool
+        # one trace: every span of every process that names the task
+        assert {s.trace_id for s in spans if s.attributes.get(S.TASK_ID_HASH) == id_hash} == {submission.trace_id}
+
+
+def test_the_agents_poll_that_sees_a_task_end_says_what_the_server_side_recorded(run: Run):
+    spans = run.spans()
+    for tool, task_id in run.task_ids.items():
+        id_hash = task_id_hash(task_id, None)
+        said = [
+            s.attributes[S.TASK_OUTCOME]
+            for s in _agent_spans(run)
+            if S.TASK_OUTCOME in s.attributes and s.attributes.get(S.TASK_ID_HASH) == id_hash
+        ]
+        recorded = [
+            s.attributes[S.TASK_OUTCOME]
+            for s in spans
+            if s.kind != CLIENT and S.TASK_OUTCOME in s.attributes and s.attributes.get(S.TASK_ID_HASH) == id_hash
+        ]
+        if tool not in ENDED:  # `long`: its worker stopped, the task goes on
+            assert said == recorded == [], tool
+            continue
+        assert said == recorded == [ENDED[tool]], tool  # once on each side, the same
+        polls = _requests(run, id_hash, "tasks/get")
+        (ended,) = [p for p in polls if S.TASK_OUTCOME in p.attributes]
+        assert ended.attributes[S.TASK_STATUS] in ("completed", "failed", "cancelled"), tool
+        assert all(p.attributes[S.OUTCOME] == "ok" and p.attributes[S.GEN_AI_TOOL_NAME] == tool for p in polls), tool
+    # the input round: a poll saw input_required, the answer went in tasks/update, the next leg ended it ok
+    ask = task_id_hash(run.task_ids["ask"], None)
+    statuses = [p.attributes[S.TASK_STATUS] for p in _requests(run, ask, "tasks/get")]
+    assert "input_required" in statuses and statuses[-1] == "completed"
+    (update,) = _requests(run, ask, "tasks/update")
+    assert update.attributes[S.OUTCOME] == "ok"
+    _, _, legs = _task(run, "ask")
+    assert [s.attributes[S.OUTCOME] for s in legs] == ["pending_input", "ok"]
+    (cancel,) = _requests(run, task_id_hash(run.task_ids["forever"], None), "tasks/cancel")
+    assert cancel.attributes[S.OUTCOME] == "ok"
+
+
+def test_the_agents_polls_per_task_arrive(run: Run):
+    (agent,) = {s.instance for s in _agent_spans(run)}
+    points = [p for p in run.final(S.CLIENT_TASK_POLLS.name) if p.instance == agent]
+    polls = {(dict(p.attributes)[S.GEN_AI_TOOL_NAME], dict(p.attributes)[S.TASK_OUTCOME]): p for p in points}
+    assert set(polls) == set(ENDED.items())  # one series per task here, each recorded once, when it ended
+    for (tool, _), p in polls.items():
+        assert p.value == 1, tool
+        assert p.sum == len(_requests(run, task_id_hash(run.task_ids[tool], None), "tasks/get")), tool
+        assert set(dict(p.attributes)) == {S.GEN_AI_TOOL_NAME, S.TASK_OUTCOME}
+
+
 def test_no_exported_byte_holds_a_task_id(run: Run):
     with run.receiver.lock:
         exported = b"".join(run.receiver.bodies)
     assert len(exported) > 1000
+    # the agent host's exports are among them: its spans and its metrics were parsed from those bytes
+    (agent,) = {s.instance for s in _agent_spans(run)}
+    with run.receiver.lock:
+        assert any(p.instance == agent for p in run.receiver.points)
     for tool, task_id in run.task_ids.items():
         assert task_id.encode() not in exported, f"the {tool} task's id was exported"
     assert not [s.name for s in run.spans() if "docket.key" in s.attributes]
