@@ -395,21 +395,21 @@ class ClientCall:
         """The server ended this request's stream without its answer, with nothing to resume from
         (mcp 1.x's client then waits for it forever): `stopped`, ended and counted now. What the
         host's call does later records nothing more."""
-        if not _stop.release(self):
-            return
-        self.elapsed = time.perf_counter() - self.start
-        self.cls = cls = classify.CUT_SHORT
+        if _stop.release(self):
+            self.elapsed = time.perf_counter() - self.start
+            self._end_now(classify.CUT_SHORT)
+
+    def _host_stopped(self) -> None:
+        """This process stops and will not wait for the answer: end and count the call as `stopped`."""
+        self._end_now(classify.HOST_STOPPED)
+
+    def _end_now(self, cls: classify.Classification) -> None:
+        self.cls = cls
         try:
             self._end_span(cls, None)
         except Exception as err:
             report("client span end", err)
             end_once(self.span)
-        self.count(cls)
-
-    def _host_stopped(self) -> None:
-        """This process stops and will not wait for the answer: end and count the call as `stopped`."""
-        self.cls = cls = classify.HOST_STOPPED
-        self._end_span(cls, None)
         self.count(cls)
 
     @property

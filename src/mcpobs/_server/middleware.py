@@ -36,11 +36,11 @@ from mcpobs._core.patches import instrumentation_enabled
 from mcpobs._core.telemetry import Telemetry, end_once
 from mcpobs._server import cancellation as _cancellation
 from mcpobs._server import catch_all as _catch_all
+from mcpobs._server import exchange as _exchange
 from mcpobs._server import identity as _identity
 from mcpobs._server import rounds as _rounds
 from mcpobs._server import sessions as _sessions
 from mcpobs._server import state as _state
-from mcpobs._server import transport as _transport
 from mcpobs._server.call import Call
 from mcpobs._server.span_attributes import ReplyAttributes, request_attributes
 from mcpobs._server.span_parent import parent_and_links
@@ -157,7 +157,7 @@ class ServerMiddleware:
         verdict_asked = method == "tools/call" and _verdict.asked(ctx)
         request = ctx.request
         if request is not None:  # Streamable HTTP
-            _transport.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
+            _exchange.mark_reached(ctx.method)  # the HTTP boundary then leaves this request to us
             network = self._http_network(request)
             if method == "initialize":
                 self._note_network(ctx, network)
@@ -311,7 +311,7 @@ class ServerMiddleware:
                 end(_outcome.UNDELIVERED, False)
 
         try:
-            if not _transport.after_reply(settle, ctx.request):
+            if not _exchange.after_reply(settle, ctx.request):
                 return False
         except Exception as err:
             report("server reply", err)

@@ -26,10 +26,7 @@ a contextvar the user's own middleware sets still reaches that request's tool.
 from __future__ import annotations
 
 import json
-import re
 import time
-from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any, cast
 
 from opentelemetry import trace
@@ -46,6 +43,7 @@ from mcpobs._core.names import bounded_version
 from mcpobs._core.outcome import is_cancellation
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
+from mcpobs._server import exchange as _ex
 from mcpobs._server import incoming as _incoming
 from mcpobs._server import state as _state
 from mcpobs._server.identity import peer_attributes, server_attributes
@@ -61,83 +59,6 @@ _EVENT_STREAM = "text/event-stream"
 
 _active: Telemetry | None = None
 """The telemetry of the running `instrument()`; apps built earlier go quiet without it."""
-
-
-class _Exchange:
-    """One HTTP request through the wrapper: what the response was, and who saw it."""
-
-    __slots__ = ("body", "challenged", "ended", "left", "over", "reached", "settle", "status", "written")
-
-    def __init__(self) -> None:
-        self.status = 0
-        self.body = b""
-        self.reached: set[str] | None = None
-        self.challenged = False
-        """The response carried `WWW-Authenticate`: the auth middleware refused the caller."""
-        self.written = False
-        """The response's last body message went out, before the client left."""
-        self.left = False
-        """The app was told the client disconnected (`http.disconnect`)."""
-        self.over = False
-        """The app returned (or raised): no more of this response will be written."""
-        self.ended = False
-        """The response's last body message was sent (or is being sent)."""
-        self.settle: Callable[[bool], None] | None = None
-        """What ends the request this POST carried once its answer's fate is known (`after_reply`)."""
-
-
-_exchange: ContextVar[_Exchange | None] = ContextVar("mcpobs_http_exchange", default=None)
-_REPLY_EVENT = re.compile(rb'data: \{"jsonrpc":"2\.0","id":(?:"(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)"')
-"""An event-stream chunk carrying a JSON-RPC answer (the SDKs write `jsonrpc`, `id`, then `result` or
-`error`; a request to the client has `method` there): on a session's stream the answer is an event
-and the stream closes after it, so the answer, not the close, is what was written."""
-_by_scope: dict[int, _Exchange] = {}
-"""id(ASGI scope) -> the exchange serving it, while it does (the scope lives as long)."""
-
-
-def mark_reached(method: str) -> None:
-    """Called by the server middleware: this HTTP request's `method` reached a handler chain."""
-    exchange = _exchange.get()
-    if exchange is not None:
-        if exchange.reached is None:
-            exchange.reached = set()
-        exchange.reached.add(method)
-
-
-def after_reply(settle: Callable[[bool], None], request: Any = None) -> bool:
-    """Called by the server middleware when a request's handler returned: `settle(written)` runs once
-    this HTTP request's response is over, `written` whether its last byte went out before the client
-    left. False when no boundary watches a response still to come (the caller settles at once).
-
-    The handler's return is not the answer: the SDK writes it after the middleware chain (the
-    2026-07-28 entry after `serve_one`, the session transport from the dispatcher's write), and a
-    client gone by then never gets it. One POST carries one request (batches are refused).
-
-    `request`: the Starlette request of the POST that carried it, which finds its exchange where
-    the handler does not run in the POST's context (mcp 1.x's sessions run in a task of their own).
-    """
-    scope = getattr(request, "scope", None)
-    # Never the context's exchange when the request names its own: a 1.x session's task runs in the
-    # context of the request that opened it (an HTTP+SSE session's GET stream, open all along).
-    exchange = _by_scope.get(id(scope)) if scope is not None else _exchange.get()
-    if exchange is None or exchange.over or exchange.ended or exchange.settle is not None:
-        return False  # (`ended`: a 202 answered the POST, the answer goes elsewhere: HTTP+SSE)
-    exchange.settle = settle
-    return True
-
-
-def _settle(exchange: _Exchange) -> None:
-    """The answer's fate is known: end the request it answers (once)."""
-    settle = exchange.settle
-    if settle is not None:
-        exchange.settle = None
-        with guarded("server reply"):
-            settle(exchange.written)
-
-
-def watching() -> bool:
-    """Whether a boundary already watches the HTTP request this context serves."""
-    return _exchange.get() is not None
 
 
 class TransportBoundary:
@@ -174,7 +95,7 @@ class TransportBoundary:
         if scope["type"] != "http" or _active is not self.telemetry or not self._on_endpoint(scope):
             await self.app(scope, receive, send)
             return
-        exchange = _Exchange()
+        exchange = _ex.Exchange()
         start = time.time_ns()
 
         async def observe(message: Any) -> None:
@@ -187,7 +108,7 @@ class TransportBoundary:
                 if exchange.status >= 400 and len(exchange.body) < _MAX_ERROR_BODY:
                     exchange.body += message.get("body", b"")
                 if not message.get("more_body", False) or (
-                    exchange.settle is not None and _REPLY_EVENT.search(message.get("body", b""), 0, 512)
+                    exchange.settle is not None and _ex.REPLY_EVENT.search(message.get("body", b""), 0, 512)
                 ):
                     # An ASGI server may drop a write to a closed connection silently (uvicorn):
                     # the client leaving before the last write began says it was not written; once
@@ -196,7 +117,7 @@ class TransportBoundary:
                     exchange.ended = exchange.ended or not message.get("more_body", False)
                     await send(message)  # raises, or is cancelled, if the connection goes meanwhile
                     exchange.written = not gone
-                    _settle(exchange)  # now, not when the app returns: its client may already have it
+                    _ex.settle(exchange)  # now, not when the app returns: its client may already have it
                     return
             await send(message)
 
@@ -206,8 +127,7 @@ class TransportBoundary:
                 exchange.left = True
             return message
 
-        token = _exchange.set(exchange)
-        _by_scope[id(scope)] = exchange
+        token = _ex.enter(scope, exchange)
         try:
             await self.app(scope, heard, observe)
         except BaseException as exc:
@@ -215,15 +135,14 @@ class TransportBoundary:
                 await _answer_stopped(send)
             raise
         finally:
-            _exchange.reset(token)
-            _by_scope.pop(id(scope), None)
+            _ex.leave(scope, token)
             exchange.over = True
-            _settle(exchange)
+            _ex.settle(exchange)
             if exchange.status >= 400:
                 with guarded("transport rejection"):
                     self._record(scope, exchange, start)
 
-    def _record(self, scope: Any, exchange: _Exchange, start: int) -> None:
+    def _record(self, scope: Any, exchange: _ex.Exchange, start: int) -> None:
         headers = _headers(scope)
         if _not_mcp(scope, headers):
             return  # a health probe: no span, no count (docs/failure-taxonomy.md)
@@ -465,7 +384,7 @@ def patches() -> list[Patch]:
 
     def unwatched(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         # Runs in the request's own context: the boundary, when it wraps this app, set the exchange.
-        if _exchange.get() is None and not _said_unwatched:
+        if _ex.current.get() is None and not _said_unwatched:
             with guarded("unwatched app warning"):
                 _say_unwatched(args[0] if args else kwargs.get("scope"))
         return wrapped(*args, **kwargs)

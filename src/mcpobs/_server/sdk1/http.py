@@ -19,6 +19,7 @@ from mcpobs._core import inventory as I
 from mcpobs._core.labels import Network, http_network
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
+from mcpobs._server import exchange as _exchange
 from mcpobs._server import state as _state
 from mcpobs._server import transport as _transport
 from mcpobs._server.identity import server_attributes
@@ -71,7 +72,7 @@ def patches(telemetry: Telemetry) -> list[Patch]:
     def bounded(server_of: Any) -> Any:
         async def handle(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
             """Wraps an ASGI entry `(scope, receive, send)` with the boundary, unless an app's already watches."""
-            if _transport.watching():
+            if _exchange.watching():
                 return await wrapped(*args, **kwargs)
 
             async def app(scope: Any, receive: Any, send: Any) -> None:
