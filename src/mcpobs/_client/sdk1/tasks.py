@@ -28,14 +28,15 @@ from mcpobs._client.calls import ClientCall
 from mcpobs._core import bounded
 from mcpobs._core.telemetry import Telemetry
 from mcpobs._tasks import metrics
+from mcpobs._tasks import outcome as _outcome
 from mcpobs._tasks.ids import task_id_hash
 from mcpobs.semconv import TaskOutcome
 
-_OUTCOME_OF_STATUS = {
-    S.TaskStatus.COMPLETED.value: TaskOutcome.OK,
-    S.TaskStatus.FAILED.value: TaskOutcome.TOOL_ERROR,
-    S.TaskStatus.CANCELLED.value: TaskOutcome.CANCELLED,
-}
+
+def _terminal(status: object) -> TaskOutcome | None:
+    """The outcome a status says on the 1.x line, where a `failed` task is its tool's failure."""
+    return _outcome.terminal(status, tool_raised=True)
+
 
 METHODS = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
 
@@ -100,14 +101,14 @@ class ClientTasks:
             if getattr(result, "isError", False) is True:  # FastMCP 3's failed task
                 call.cls = classify.TOOL_ERROR
                 self._ended(call, handle, TaskOutcome.TOOL_ERROR)
-            elif handle is not None and handle.status in _OUTCOME_OF_STATUS:
-                self._ended(call, handle, _OUTCOME_OF_STATUS[handle.status])
+            elif handle is not None and (ended := _terminal(handle.status)) is not None:
+                self._ended(call, handle, ended)
             else:
                 self._ended(call, handle, TaskOutcome.OK)
             return
         if isinstance(status, str) and handle is not None:
             handle.status = status
-            found = _OUTCOME_OF_STATUS.get(status)
+            found = _terminal(status)
             if found is not None:
                 by = S.TaskCanceller.CLIENT if method == "tasks/cancel" else None
                 self._ended(call, handle, found, by)
