@@ -98,6 +98,18 @@ def test_declared_instruments_match_what_is_tested():
         assert version("fastmcp") in inventory.FASTMCP_TESTED
 
 
+def test_the_scripts_pin_the_newest_tested_pydocket():
+    """pydocket's gate is closed above: the venvs that run the task rows pin its newest tested release,
+    so a pydocket published during a CI run cannot leave those rows unapplied (0.28.0 did)."""
+    from pathlib import Path
+
+    scripts = Path(__file__).parent.parent / "scripts"
+    newest = inventory.PYDOCKET_TESTED[-1]
+    assert f'"pydocket=={newest}"' in (scripts / "test-tasks").read_text()
+    assert f"PYDOCKET={newest}" in (scripts / "mcp-venv").read_text()
+    assert all(Requirement(f"pydocket {inventory.PYDOCKET}").specifier.contains(v) for v in inventory.PYDOCKET_TESTED)
+
+
 def test_a_release_outside_the_tested_series_is_named_with_the_tested_ones():
     """FastMCP 4.0.11 passes the FastMCP tests, but is not tested here each run: instrument() says so."""
     message = inventory.untested("fastmcp", "4.0.11")
@@ -109,6 +121,16 @@ def test_a_release_outside_the_tested_series_is_named_with_the_tested_ones():
     assert inventory.untested("mcp", "2.3.4") is None
     assert inventory.untested("mcp", "2.1.1") is None  # the 2.x line is tested from 2.0.1 to 2.3.0
     assert inventory.untested("mcp", "2.4.0") is not None
+
+
+def test_an_observed_package_outside_its_gate_is_named_with_the_release_to_pin():
+    """A pydocket newer than the rows' gate leaves the task legs unrecorded: instrument() says so."""
+    message = inventory.outside_gate("pydocket", Version("0.29.0"))
+    assert message is not None and "pydocket 0.29.0 is installed" in message
+    assert f"pip install 'pydocket=={inventory.PYDOCKET_TESTED[-1]}'" in message
+    assert inventory.outside_gate("pydocket", Version("0.28.1")) is None
+    assert inventory.outside_gate("uvicorn", None) is None  # not installed
+    assert inventory.outside_gate("gunicorn", Version("28.0")) is not None
 
 
 def test_the_tested_releases_installed_here_warn_of_nothing(caplog):

@@ -56,8 +56,9 @@ GUNICORN_TESTED = ("27.0.1",)
 FASTMCP_TASKS_TESTED = ("4.1.4",)
 """The `fastmcp-tasks` release its rows are resolved on (scripts/test-tasks): the newest, and the only one
 that installs beside a FastMCP 4 (`fastmcp` 4.1.4; it pins `fastmcp-slim` exactly)."""
-PYDOCKET_TESTED = ("0.27.2",)
-"""The `pydocket` release its rows (the job a worker runs) are resolved on (scripts/test-tasks)."""
+PYDOCKET_TESTED = ("0.27.2", "0.28.0")
+"""The `pydocket` releases its rows (the job a worker runs) are resolved on: 0.28.0 in scripts/test-tasks and
+scripts/mcp-venv (pinned there, so a new pydocket cannot change what CI tests), 0.27.2 in the benchmark's venv."""
 """The `hypercorn` release its row (where a hypercorn worker's stop begins) is resolved on (the dev pin)."""
 
 SUPPORTED = {"mcp": ">= 1.24.0, < 3", "fastmcp": ">= 3.4, < 5"}
@@ -113,7 +114,8 @@ _version_warned: set[str] = set()
 
 
 def warn_untested() -> None:
-    """Warn once per package when the installed `mcp` or `fastmcp` is outside the tested series.
+    """Warn once per package when the installed `mcp` or `fastmcp` is outside the tested series, or
+    a package mcpobs observes (uvicorn, pydocket...) is outside its rows' gate.
 
     Reads installed distributions' metadata only: nothing is imported.
     """
@@ -122,14 +124,32 @@ def warn_untested() -> None:
     for package, distributions in _DISTRIBUTIONS.items():
         for distribution in distributions:
             try:
-                installed = metadata.version(distribution)
+                release = metadata.version(distribution)
             except metadata.PackageNotFoundError:
                 continue
-            message = untested(package, installed)
+            message = untested(package, release)
             if message is not None and package not in _version_warned:
                 _version_warned.add(package)
                 logger.warning("%s", message)
             break
+    for package in sorted(_DEFAULT_RELEASES.keys() - _DISTRIBUTIONS.keys()):
+        message = outside_gate(package, installed(package))
+        if message is not None and package not in _version_warned:
+            _version_warned.add(package)
+            logger.warning("%s", message)
+
+
+def outside_gate(package: str, release: Version | None) -> str | None:
+    """The warning for `release` of a package mcpobs only observes (a server, a queue), installed
+    at a release outside its rows' gate: those rows are left alone, silently but for this line."""
+    if release is None or SpecifierSet(_DEFAULT_RELEASES[package]).contains(release, prereleases=True):
+        return None
+    return (
+        f"mcpobs: {package} {release} is installed, but mcpobs is tested with {package} "
+        f"{', '.join(tested(package))} and observes it only on {package} {_DEFAULT_RELEASES[package]}: "
+        f"what mcpobs records through {package} is not recorded (docs/compatibility.md). "
+        f"To have it, install a tested release, e.g. pip install '{package}=={tested(package)[-1]}'."
+    )
 
 
 Kind = Literal["wrap", "read"]
@@ -157,7 +177,7 @@ GUNICORN = ">=21,<28"
 """gunicorn's rows: the releases whose `Config` holds `graceful_timeout` among its settings."""
 FASTMCP_TASKS = ">=4.1,<4.2"
 """fastmcp-tasks' rows (SEP-2663 tasks on FastMCP 4): its internals, none in its `__all__`, so one series."""
-PYDOCKET = ">=0.26,<0.28"
+PYDOCKET = ">=0.26,<0.29"
 """pydocket's rows: the releases whose `Execution` carries the job's W3C context (`trace_context`)."""
 _DEFAULT_RELEASES = {
     "mcp": MCP_2,
