@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections import Counter
 from contextlib import ExitStack
@@ -221,15 +222,23 @@ async def test_a_grace_shorter_than_the_calls_stops_them_the_same_on_both_sides(
         {
             "uvicorn": Scenario("uvicorn", ("--timeout-graceful-shutdown", "1")),  # uvicorn cancels them
             "gunicorn": Scenario("gunicorn", ("--graceful-timeout", "2")),  # gunicorn SIGKILLs its workers
-            # Not hypercorn yet (issue 50, open): under a loaded CI run its workers exited without the
-            # cut calls' `stopped` spans and counts (3.11: grace 1 s; 3.14: the kill at 3 s), though the
-            # clients said `stopped`; idle, it passes. Its drain (above) and its 500 are tested.
+            # hypercorn's main process SIGTERMs the worker still busy (twice, 3 ms apart) once the idle
+            # one exited, and waits for it to die: the second used to kill it before its flush began
+            "hypercorn": Scenario("hypercorn", ("--graceful-timeout", "1")),
+            # one worker cuts its calls at its grace (hypercorn cancels them), on Python 3.11
+            "hypercorn, 1 worker": Scenario("hypercorn, 1 worker", ("--graceful-timeout", "1")),
             "uvicorn, SIGKILL at 2 s": Scenario(
                 "uvicorn", kill_after=2.0, settings=(("OTEL_PYTHON_MCP_TERMINATION_GRACE", "2"),)
             ),
         },
     )
-    for result in results.values():
+    for name, result in results.items():
+        if name == "hypercorn, 1 worker" and sys.version_info >= (3, 12):
+            # On 3.12+ hypercorn's grace starts only once every connection closed (pgjones/hypercorn#308,
+            # `wait_closed`): the calls run to their end and answer, `ok` on both sides, as happened.
+            assert result.got == [OK] * IN_FLIGHT and result.client == {OK: IN_FLIGHT}, result.line()
+            assert result.counts == {OK: result.finished + IN_FLIGHT, STOPPED: 0}, result.line()
+            continue
         assert OK not in result.got, result.line()
         assert result.client == {STOPPED: IN_FLIGHT}, result.line()
         assert result.server == {OK: result.finished, STOPPED: IN_FLIGHT}, result.line()

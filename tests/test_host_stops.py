@@ -4,7 +4,9 @@ A process manager or a container stops an agent host with SIGTERM. With exports 
 back, as a busy host's are), a host used to lose everything it had not exported: 0 of its CLIENT
 spans, the completed calls' included, and no count. Now the completed calls arrive `ok`, the one
 interrupted arrives `stopped` (`error.type=host_stopped`), each counted, and the host sees what it
-saw without mcpobs: its own SIGTERM handler runs, and it exits with the same status.
+saw without mcpobs: its own SIGTERM handler runs, and it exits with the same status. A second
+SIGTERM while it flushes (hypercorn sends its workers two, 3 ms apart) waits for the flush: before,
+it killed the process at once, and nothing arrived.
 
 Each host runs twice, with mcpobs and without (`off`), at once; the exit statuses must agree.
 """
@@ -119,6 +121,9 @@ def run_host(script: Path, how: str, port: int) -> tuple[int | None, str]:
         assert process.stdout is not None and process.stdout.readline().strip() == "calling"
         time.sleep(0.5)  # the slow call in its handler
         process.send_signal(signal.SIGTERM)
+        if how.endswith("twice"):  # as hypercorn's main process stops its workers: two, 3 ms apart
+            time.sleep(0.003)
+            process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
@@ -127,7 +132,7 @@ def run_host(script: Path, how: str, port: int) -> tuple[int | None, str]:
     return process.returncode, err
 
 
-@pytest.mark.parametrize("how", ["default", "own providers", "own handler"])
+@pytest.mark.parametrize("how", ["default", "own providers", "own handler", "SIGTERM twice"])
 async def test_a_host_sigtermed_mid_call_exports_its_calls_and_exits_as_without_mcpobs(tmp_path, how):
     script = tmp_path / "host.py"
     script.write_text(HOST)

@@ -14,8 +14,9 @@ SIGTERM never flushes inside the signal handler: the handler runs on the main th
 two bytecodes, possibly while that thread holds an SDK lock the flush needs (a SIGTERM landing
 during a metric record stalled 30 s and lost the final metrics). The handler only starts the
 flush on a thread and returns, so the interrupted code runs on and releases its locks; the
-flush thread then ends the process by SIGTERM, as it would have died without mcpobs (the
-handler has put the default action back, so a second SIGTERM kills at once).
+flush thread then ends the process by SIGTERM, as it would have died without mcpobs. A SIGTERM
+that comes while it flushes waits for it (`hold_sigterm`: hypercorn sends its workers two); one
+after the deadline kills at once.
 
 A server that owns SIGTERM may never let the process reach either: `uvicorn --workers` and
 gunicorn's uvicorn worker put the default action back when they have stopped and raise the
@@ -80,7 +81,7 @@ def install(providers: list[Any], deadline: float) -> None:
         return  # the application (or a server such as uvicorn, which re-raises it) handles SIGTERM
 
     def on_sigterm(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+        hold_sigterm(deadline)
         for mark in _marks:
             mark()
         # Nothing else here. When a flush at exit is already under way, this SIGTERM (a stdio
@@ -196,7 +197,40 @@ def _end_running() -> None:
 def _flush_then_terminate(providers: list[Any], deadline: float) -> None:
     _end_running()
     flush_within(providers, _left_of_the_stop(deadline))
-    os.kill(os.getpid(), signal.SIGTERM)  # the default action again: the process dies of SIGTERM, as before
+    die_of_sigterm()
+
+
+_flushed = threading.Event()
+"""Set when the flush a SIGTERM began is over: the process may die now."""
+
+
+def hold_sigterm(deadline: float) -> None:
+    """In a first SIGTERM's handler (main thread): SIGTERMs that come while its flush runs wait for it.
+
+    hypercorn's main process sends a worker two SIGTERMs 3 ms apart (`process.terminate()`, then
+    multiprocessing's exit for its daemon children) and waits for it; supervisors that signal both
+    a process and its group do the same. With the default action back at once, the second killed
+    the worker before its flush began: its abandoned calls were lost. The flush is bounded by
+    `deadline`: a SIGTERM after it, or after the deadline, kills at once, and SIGKILL always does.
+    """
+    _flushed.clear()
+    began = time.monotonic()
+
+    def again(signum: int, frame: object) -> None:
+        if _flushed.is_set() or time.monotonic() - began > deadline + 1.0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    again._mcpobs_stop = True  # type: ignore[attr-defined]
+    signal.signal(signal.SIGTERM, again)
+
+
+def die_of_sigterm() -> None:
+    """The flush a SIGTERM began is over (on its thread): die of SIGTERM, as the process would have
+    without mcpobs. Signal handlers are the main thread's to change: the held handler (`hold_sigterm`)
+    puts the default action back there and raises SIGTERM again."""
+    _flushed.set()
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _at_exit(providers: list[Any], deadline: float) -> None:

@@ -35,7 +35,6 @@ whichever of the call and the stop takes it first ends it, the other does nothin
 from __future__ import annotations
 
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -225,7 +224,7 @@ def terminate(signum: int, frame: Any) -> None:
     """A SIGTERM handler for a process whose SIGTERM had its default action (a script, an agent host):
     end what still runs (the process will not wait for it) and export, on a thread, then die of
     SIGTERM as before. Only sets a flag and starts a thread here (`shutdown.py` says why)."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+    _shutdown.hold_sigterm(_deadline)  # a SIGTERM while it flushes waits for the flush
     mark()
     threading.Thread(target=_end_then_die, name="mcpobs-stop", daemon=True).start()
 
@@ -239,7 +238,7 @@ def _end_then_die() -> None:
         flush()
     except Exception as exc:
         report("stop at SIGTERM", exc)
-    os.kill(os.getpid(), signal.SIGTERM)  # the default action again: the process dies of SIGTERM, as before
+    _shutdown.die_of_sigterm()  # the process dies of SIGTERM, as before
 
 
 def reset() -> None:
