@@ -8,6 +8,7 @@ mounted by hand on the SDK's session manager or SSE transport.
 from __future__ import annotations
 
 from importlib.metadata import version
+from typing import Any
 
 import httpx
 import pytest
@@ -74,6 +75,13 @@ async def test_an_sse_message_for_no_session_is_refused_at_the_transport(telemet
     assert all(s.attributes[S.OUTCOME] == "client_error" for s in spans)
 
 
+EXPECTED = {"initialize", "tools/list", "tools/call get_order_status"}
+
+
+def _all_three(spans: list[Any]) -> list[Any]:
+    return spans if {s.name for s in spans} >= EXPECTED else []
+
+
 @pytest.mark.parametrize("transport", ["http", "sse"])
 @pytest.mark.parametrize("host", HOSTS)
 async def test_every_request_of_a_session_carries_its_id(telemetry, host, transport):
@@ -83,8 +91,9 @@ async def test_every_request_of_a_session_carries_its_id(telemetry, host, transp
             async with session_at(url, transport) as session:
                 await session.list_tools()
                 await session.call_tool("get_order_status", {"order_id": "O-1873"})
-            spans = server_spans(telemetry)
-            assert {s.name for s in spans} >= {"initialize", "tools/list", "tools/call get_order_status"}
+            # a server ends its span once its answer is written: a moment after its client read it
+            spans = await eventually(lambda: _all_three(server_spans(telemetry)))
+            assert {s.name for s in spans} >= EXPECTED
             found = {s.attributes.get(S.MCP_SESSION_ID) for s in spans}
             assert len(found) == 1 and None not in found, found  # initialize's too
             ids.append(found.pop())

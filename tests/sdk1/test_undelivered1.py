@@ -5,7 +5,8 @@ the connection's buffers) and finishes at once; its client, in a 2025-11-25 sess
 response's first bytes and leaves while the answer waits to be written behind the log message. The 1.x SDK answers
 through the session's transport, in a task of its own: the SERVER span used to end `ok` where the
 responder answered. Now it ends with the POST's response: `cancelled`, `error.type=reply_undelivered`.
-Real uvicorn on loopback (`transports1.served`).
+Over HTTP+SSE (`sse_app`) the POST is answered 202 and the answer is an event on the session's stream:
+the span ends when that event is written. Real uvicorn on loopback (`transports1.served`).
 """
 
 from __future__ import annotations
@@ -109,4 +110,65 @@ def test_a_1x_reply_its_client_read_is_ok(telemetry):
             received += chunk
         sock.close()
         spans = tools_call_spans(telemetry)
+    assert [(s.attributes or {})[S.OUTCOME] for s in spans] == [S.Outcome.OK.value]
+
+
+def open_sse_stream(url: str) -> tuple[socket.socket, str]:
+    """Open an HTTP+SSE session's stream (mcp 1.x `sse_app`) on a raw socket with small buffers,
+    initialize over its messages endpoint, and POST a tools/call of `export` (answered 202: the answer
+    goes on the stream). The socket, unread past the initialize answer, stays open."""
+    host, rest = url.split("//", 1)[1].split("/", 1)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host.split(":")[0], int(host.split(":")[1])))
+    sock.sendall(f"GET /{rest} HTTP/1.1\r\nhost: {host}\r\naccept: text/event-stream\r\n\r\n".encode())
+    got = b""
+    while b"session_id=" not in got or b"\r\n" not in got.split(b"session_id=", 1)[1]:
+        got += sock.recv(1024)
+    messages = f"http://{host}" + got.split(b"data: ", 1)[1].split(b"\r\n", 1)[0].decode()
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
+    with httpx.Client() as http:
+        assert http.post(messages, json=init).status_code == 202
+        while b'"id":1,"result"' not in got:
+            got += sock.recv(65536)
+        http.post(messages, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "export", "arguments": {}}}
+        assert http.post(messages, json=call).status_code == 202
+    return sock, messages
+
+
+def test_a_1x_sse_reply_its_client_left_before_it_was_written_is_not_ok(telemetry):
+    """HTTP+SSE: the POST is answered 202 and the answer goes on the session's stream; the span used
+    to end `ok` as the responder answered, before the answer was written there."""
+    with served(export_server(), "sse") as url:
+        sock, _ = open_sse_stream(url)
+        time.sleep(1.0)  # the tool has returned; its answer waits on the stream behind its log message
+        assert not tools_call_spans(telemetry, wait=0), "ended before its answer was written"
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        sock.close()
+        spans = tools_call_spans(telemetry)
+    assert len(spans) == 1, spans
+    attributes = spans[0].attributes or {}
+    assert attributes[S.OUTCOME] == S.Outcome.CANCELLED.value, dict(attributes)
+    assert attributes[S.ERROR_TYPE] == S.REPLY_UNDELIVERED, dict(attributes)
+    undelivered = {S.MCP_METHOD_NAME: "tools/call", S.ERROR_TYPE: S.REPLY_UNDELIVERED}
+    assert telemetry.total(S.SERVER_REQUESTS.name, undelivered) == 1
+
+
+def test_a_1x_sse_reply_its_client_read_is_ok(telemetry):
+    with served(export_server(), "sse") as url:
+        sock, _ = open_sse_stream(url)
+        sock.settimeout(10)
+        received = b""
+        while b'"exported"' not in received[-4096:]:
+            chunk = sock.recv(1 << 20)
+            assert chunk, "the server closed before answering"
+            received += chunk
+        spans = tools_call_spans(telemetry)
+        sock.close()
     assert [(s.attributes or {})[S.OUTCOME] for s in spans] == [S.Outcome.OK.value]

@@ -20,7 +20,7 @@ from mcpobs._core.guard import guarded
 class Exchange:
     """One HTTP request through the wrapper: what the response was, and who saw it."""
 
-    __slots__ = ("body", "challenged", "ended", "left", "over", "reached", "settle", "status", "written")
+    __slots__ = ("answers", "body", "challenged", "ended", "left", "over", "reached", "settle", "status", "written")
 
     def __init__(self) -> None:
         self.status = 0
@@ -38,10 +38,13 @@ class Exchange:
         """The response's last body message was sent (or is being sent)."""
         self.settle: Callable[[bool], None] | None = None
         """What ends the request this POST carried once its answer's fate is known (`after_reply`)."""
+        self.answers: dict[str, Callable[[bool], None]] | None = None
+        """An HTTP+SSE session's stream (mcp 1.x `sse_app`, `carries_answers`): what ends each request
+        whose answer is still to be written on it, by JSON-RPC id (its text in the event, unquoted)."""
 
 
 current: ContextVar[Exchange | None] = ContextVar("mcpobs_http_exchange", default=None)
-REPLY_EVENT = re.compile(rb'data: \{"jsonrpc":"2\.0","id":(?:"(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)"')
+REPLY_EVENT = re.compile(rb'data: \{"jsonrpc":"2\.0","id":"?((?<=")(?:[^"\\]|\\.)*(?=")|-?\d+)"?,"(?:result|error)"')
 """An event-stream chunk carrying a JSON-RPC answer (the SDKs write `jsonrpc`, `id`, then `result` or
 `error`; a request to the client has `method` there): on a session's stream the answer is an event
 and the stream closes after it, so the answer, not the close, is what was written."""
@@ -58,7 +61,7 @@ def mark_reached(method: str) -> None:
         exchange.reached.add(method)
 
 
-def after_reply(settle: Callable[[bool], None], request: Any = None) -> bool:
+def after_reply(settle: Callable[[bool], None], request: Any = None, request_id: object = None) -> bool:
     """Called by the server middleware when a request's handler returned: `settle(written)` runs once
     this HTTP request's response is over, `written` whether its last byte went out before the client
     left. False when no boundary watches a response still to come (the caller settles at once).
@@ -69,24 +72,55 @@ def after_reply(settle: Callable[[bool], None], request: Any = None) -> bool:
 
     `request`: the Starlette request of the POST that carried it, which finds its exchange where
     the handler does not run in the POST's context (mcp 1.x's sessions run in a task of their own).
+    On HTTP+SSE (mcp 1.x `sse_app`) a 202 answered that POST and the answer goes on the session's
+    stream, the GET whose context the session's task runs in (`carries_answers`): there it waits for
+    the event answering `request_id`.
     """
     scope = getattr(request, "scope", None)
     # Never the context's exchange when the request names its own: a 1.x session's task runs in the
     # context of the request that opened it (an HTTP+SSE session's GET stream, open all along).
     exchange = by_scope.get(id(scope)) if scope is not None else current.get()
+    stream = current.get() if exchange is None or exchange.ended else None
+    if stream is not None and stream.answers is not None and request_id is not None:
+        if stream.over or stream.left:
+            return False
+        stream.answers[str(request_id)] = settle
+        return True
     if exchange is None or exchange.over or exchange.ended or exchange.settle is not None:
-        return False  # (`ended`: a 202 answered the POST, the answer goes elsewhere: HTTP+SSE)
+        return False
     exchange.settle = settle
     return True
 
 
+def carries_answers() -> None:
+    """This context's request is an HTTP+SSE session's stream: the answers to its POSTs go on it."""
+    exchange = current.get()
+    if exchange is not None and exchange.answers is None:
+        exchange.answers = {}
+
+
+def answer_in(exchange: Exchange, body: bytes) -> Callable[[bool], None] | None:
+    """What ends the request whose answer this chunk of `exchange`'s event stream carries (taken)."""
+    found = REPLY_EVENT.search(body, 0, 512)
+    return exchange.answers.pop(found.group(1).decode(errors="replace"), None) if found else None
+
+
 def settle(exchange: Exchange) -> None:
-    """The answer's fate is known: end the request it answers (once)."""
+    """The answer's fate is known: end the request it answers (once). A stream's answers still to be
+    written when it is over never were."""
     settle = exchange.settle
     if settle is not None:
         exchange.settle = None
         with guarded("server reply"):
             settle(exchange.written)
+    if exchange.over and exchange.answers:
+        while exchange.answers:
+            settled(exchange.answers.popitem()[1], False)
+
+
+def settled(settle: Callable[[bool], None], written: bool) -> None:
+    with guarded("server reply"):
+        settle(written)
 
 
 def watching() -> bool:

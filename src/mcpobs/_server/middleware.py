@@ -311,7 +311,7 @@ class ServerMiddleware:
                 end(_outcome.UNDELIVERED, False)
 
         try:
-            if not _exchange.after_reply(settle, ctx.request):
+            if not _exchange.after_reply(settle, ctx.request, ctx.request_id):
                 return False
         except Exception as err:
             report("server reply", err)

@@ -107,6 +107,16 @@ class TransportBoundary:
             elif kind == "http.response.body":
                 if exchange.status >= 400 and len(exchange.body) < _MAX_ERROR_BODY:
                     exchange.body += message.get("body", b"")
+                answer = _ex.answer_in(exchange, message.get("body", b"")) if exchange.answers else None
+                if answer is not None:  # an HTTP+SSE session's stream writes an answer
+                    gone = exchange.left
+                    try:
+                        await send(message)
+                    except BaseException:
+                        _ex.settled(answer, False)
+                        raise
+                    _ex.settled(answer, not gone)
+                    return
                 if not message.get("more_body", False) or (
                     exchange.settle is not None and _ex.REPLY_EVENT.search(message.get("body", b""), 0, 512)
                 ):

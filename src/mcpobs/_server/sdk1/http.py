@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpobs._core import inventory as I
+from mcpobs._core.guard import guarded
 from mcpobs._core.labels import Network, http_network
 from mcpobs._core.patches import Patch
 from mcpobs._core.telemetry import Telemetry
@@ -67,6 +68,8 @@ def patches(telemetry: Telemetry) -> list[Patch]:
 
     def connect_sse(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         """Wraps `SseServerTransport.connect_sse(scope, receive, send)`."""
+        with guarded("sse stream"):
+            _exchange.carries_answers()  # the answers to this session's POSTs are written here
         return _SessionBlock(wrapped(*args, **kwargs), _HTTP, None)
 
     def bounded(server_of: Any) -> Any:
