@@ -40,14 +40,24 @@ def export_server() -> FastMCP:
     return server
 
 
+def initialize(version: str) -> dict[str, Any]:
+    client = {"name": "raw", "version": "1"}
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
+    return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+
+
+def read_until_exported(sock: socket.socket) -> None:
+    sock.settimeout(10)
+    received = b""
+    while b'"exported"' not in received[-4096:]:
+        chunk = sock.recv(1 << 20)
+        assert chunk, "the server closed before answering"
+        received += chunk
+
+
 def call_without_reading(url: str) -> socket.socket:
     """Open a session, POST a tools/call of `export`, read the response's first bytes; the socket stays open."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-    }
+    init = initialize("2025-11-25")
     with httpx.Client() as http:
         reply = http.post(url, json=init, headers=HEADERS)
         session = reply.headers["mcp-session-id"]
@@ -102,12 +112,7 @@ def test_a_1x_reply_its_client_left_before_it_was_written_is_not_ok(telemetry):
 def test_a_1x_reply_its_client_read_is_ok(telemetry):
     with served(export_server()) as url:
         sock = call_without_reading(url)
-        sock.settimeout(10)
-        received = b""
-        while b'"exported"' not in received[-4096:]:
-            chunk = sock.recv(1 << 20)
-            assert chunk, "the server closed before answering"
-            received += chunk
+        read_until_exported(sock)
         sock.close()
         spans = tools_call_spans(telemetry)
     assert [(s.attributes or {})[S.OUTCOME] for s in spans] == [S.Outcome.OK.value]
@@ -126,12 +131,7 @@ def open_sse_stream(url: str) -> tuple[socket.socket, str]:
     while b"session_id=" not in got or b"\r\n" not in got.split(b"session_id=", 1)[1]:
         got += sock.recv(1024)
     messages = f"http://{host}" + got.split(b"data: ", 1)[1].split(b"\r\n", 1)[0].decode()
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-    }
+    init = initialize("2025-06-18")
     with httpx.Client() as http:
         assert http.post(messages, json=init).status_code == 202
         while b'"id":1,"result"' not in got:
@@ -163,12 +163,7 @@ def test_a_1x_sse_reply_its_client_left_before_it_was_written_is_not_ok(telemetr
 def test_a_1x_sse_reply_its_client_read_is_ok(telemetry):
     with served(export_server(), "sse") as url:
         sock, _ = open_sse_stream(url)
-        sock.settimeout(10)
-        received = b""
-        while b'"exported"' not in received[-4096:]:
-            chunk = sock.recv(1 << 20)
-            assert chunk, "the server closed before answering"
-            received += chunk
+        read_until_exported(sock)
         spans = tools_call_spans(telemetry)
         sock.close()
     assert [(s.attributes or {})[S.OUTCOME] for s in spans] == [S.Outcome.OK.value]
