@@ -102,7 +102,9 @@ def carries_answers() -> None:
 def answer_in(exchange: Exchange, body: bytes) -> Callable[[bool], None] | None:
     """What ends the request whose answer this chunk of `exchange`'s event stream carries (taken)."""
     found = REPLY_EVENT.search(body, 0, 512)
-    return exchange.answers.pop(found.group(1).decode(errors="replace"), None) if found else None
+    if found is None or not exchange.answers:
+        return None
+    return exchange.answers.pop(found.group(1).decode(errors="replace"), None)
 
 
 def settle(exchange: Exchange) -> None:
