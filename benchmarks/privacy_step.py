@@ -50,7 +50,7 @@ def cases() -> dict[str, tuple[Any, Any]]:
     from mcpobs._core.privacy import Privacy
     from mcpobs._core.text import clean
 
-    privacy = Privacy(Settings())
+    privacy = Privacy(Settings(record_progress_messages=True))  # the opt-in: off, a message costs nothing
     exc = _raised()
     limit = 4096
     plain = "shop://catalog"

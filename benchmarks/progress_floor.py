@@ -67,8 +67,7 @@ async def _run(config: str, mode: str, reports: int, calls: int) -> None:
                     S.PROGRESS_REQUESTED: True,
                     S.PROGRESS_TOTAL: float(n),
                     S.PROGRESS_PERCENTAGE: float(i) / float(n) * 100.0,
-                    S.PROGRESS_MESSAGE: "step",
-                }
+                }  # no message: text a tool wrote is recorded only when opted in
                 tracer.start_span(S.PROGRESS_SPAN, kind=SpanKind.INTERNAL, attributes=attributes).end()
                 counter.add(1, labels)
         return "done"

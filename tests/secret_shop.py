@@ -2,8 +2,7 @@
 
 Each path's text holds two distinct strings: `VISIBLE-<path>`, what an opt-in may show, and
 `MASKED-<path>`, what the tests' `redact` masks. With default settings neither may reach any
-exported byte (a progress message is content, recorded by default: the one exception, and the
-tests say so); with the opt-ins the VISIBLE part shows and no MASKED part does.
+exported byte; with the opt-ins the VISIBLE part shows and no MASKED part does.
 Served as an `MCPServer` (`create_server`) and as a FastMCP 4 server (`create_fastmcp`).
 """
 
@@ -71,6 +70,7 @@ def redact(value: Any) -> Any:
 OPT_INS: dict[str, Any] = {
     "record_error_messages": True,
     "raw_resource_uris": True,
+    "record_progress_messages": True,
     "capture_content": True,
     "redact": redact,
 }

@@ -136,7 +136,7 @@ def assert_clean(spans: list[Any]) -> None:
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_hostile_strings_in_every_recorded_field_encode_with_the_real_otlp_encoder(mode):
     # Error messages and raw URIs opted in: the hostile text then reaches every field that can hold it.
-    telemetry = capture(record_error_messages=True, raw_resource_uris=True)
+    telemetry = capture(record_error_messages=True, raw_resource_uris=True, record_progress_messages=True)
     try:
         await _hostile_run(telemetry, mode)
     finally:

@@ -159,6 +159,7 @@ def _not_a_string(value: Any) -> Any:
 REDACTING = {
     "capture_content": True,
     "record_error_messages": True,
+    "record_progress_messages": True,
     "raw_resource_uris": True,
     "record_shapes": True,
 }

@@ -181,14 +181,14 @@ def test_scrub_uri_follows_the_url_full_rule_for_every_query_key():
 # -- 4. progress messages -----------------------------------------------------------------------
 
 
-async def test_a_progress_message_is_content_through_redact_and_can_be_left_out():
-    with instrumented(redact=redact) as telemetry:
+async def test_a_progress_message_is_left_out_unless_opted_in_and_then_goes_through_redact():
+    with instrumented(redact=redact, record_progress_messages=True) as telemetry:
         async with Client(create_server()) as client:
             await client.call_tool("report", {})
         (progress,) = telemetry.spans_named(S.PROGRESS_SPAN)
         assert progress.attributes[S.PROGRESS_MESSAGE] == f"{visible('progress')} ***"
         assert not anywhere(telemetry, masked("progress"))
-    with instrumented(record_progress_messages=False) as telemetry:
+    with instrumented() as telemetry:  # the default: text a tool wrote is not recorded
         async with Client(create_server()) as client:
             await client.call_tool("report", {})
         (progress,) = telemetry.spans_named(S.PROGRESS_SPAN)

@@ -7,8 +7,8 @@ and its `Authorization` header. What both sides export (spans, events, metric la
 log records) is encoded with the real OTLP encoders, or, over stdio, received as OTLP bytes from
 the server process, and searched for every secret.
 
-With default settings no secret appears, except a progress message: content recorded by default
-(through `redact`, `record_progress_messages=False` leaves it out), and the test says it is there.
+With default settings no secret appears (a progress message is recorded only with
+`record_progress_messages=True`, through `redact`).
 With the opt-ins and a `redact`, the opted-in text appears and no masked word does.
 """
 
@@ -65,8 +65,8 @@ pytestmark = [
 
 HERE = Path(__file__).parent
 
-RECORDED_BY_DEFAULT = {"progress"}
-"""Paths whose text is recorded with default settings: a progress message is content (docs/privacy.md)."""
+RECORDED_BY_DEFAULT: set[str] = set()
+"""Paths whose text is recorded with default settings: none (docs/privacy.md)."""
 
 OPTED_IN = {
     "mcpserver": {

@@ -574,7 +574,7 @@ PROGRESS_TOTAL: Final = _attr("mcpobs.progress.total", "Total, when known.", _M,
 PROGRESS_PERCENTAGE: Final = _attr("mcpobs.progress.percentage", "value / total * 100.", _M, "progress spans")
 PROGRESS_MESSAGE: Final = _attr(
     "mcpobs.progress.message",
-    "The report's message: content a tool wrote, through `redact`, bounded; off with record_progress_messages=False.",
+    "The report's message: content a tool wrote, through `redact`, bounded; only with record_progress_messages=True.",
     _M,
     "progress spans",
 )

@@ -83,8 +83,9 @@ class Settings:
     raw_resource_uris: bool = False
     """Record `mcp.resource.uri` as sent (through `redact`); off, its userinfo, query values and fragment are
     `REDACTED`."""
-    record_progress_messages: bool = True
-    """Record a progress report's message (content: through `redact`) as `mcpobs.progress.message`."""
+    record_progress_messages: bool = False
+    """Record a progress report's message (text a tool wrote: content, through `redact`) as
+    `mcpobs.progress.message`; off, a report is its value, total and percentage."""
     send_baggage: bool = False
     """Send the host's W3C baggage to servers (and clients) in `_meta` and the HTTP headers; off, only
     `traceparent`/`tracestate` go."""
@@ -389,7 +390,7 @@ def settings_from(kwargs: Mapping[str, Any], environ: Mapping[str, str] | None =
         clients=_flag("clients", kwargs.get("clients", True)),
         record_error_messages=_flag("record_error_messages", kwargs.get("record_error_messages", False)),
         raw_resource_uris=_flag("raw_resource_uris", kwargs.get("raw_resource_uris", False)),
-        record_progress_messages=_flag("record_progress_messages", kwargs.get("record_progress_messages", True)),
+        record_progress_messages=_flag("record_progress_messages", kwargs.get("record_progress_messages", False)),
         send_baggage=_flag("send_baggage", kwargs.get("send_baggage", False)),
         send_verdict=_flag("send_verdict", kwargs.get("send_verdict", True)),
         excluded_methods=_excluded(kwargs.get("excluded_methods"), environ),

@@ -14,7 +14,7 @@ an email address. Each goes through `Privacy` here, nowhere else:
   `raw_resource_uris=True` (OpenTelemetry's rule for `url.full`, applied to every query key;
   `uri.py` says where a URI's parts are);
 - a peer's cancellation reason is an error text like the others (opt-in);
-- progress messages are content, recorded unless `record_progress_messages=False`;
+- progress messages are text a tool wrote: left out unless `record_progress_messages=True`;
 - identifiers a peer chose (`identifier`, `name`) are recorded, bounded; a name or version that
   is not a string is not recorded at all (nothing a peer sends becomes text around `redact`);
 - whatever is recorded passes the user's `redact` first (a `str` in, what may be recorded out;
