@@ -138,12 +138,14 @@ async def _run(config: str, mode: str, calls: int, describe: bool = False) -> di
         session = await _session(server, mode, stack)
         for _ in range(min(WARM, calls)):
             await session.call_tool("echo", arguments)
+        await telemetry.quiet()
         spans = telemetry.Counts.spans
         points = telemetry.points() if describe else {}
         with Window(counts) as window:
             for _ in range(calls):
                 await session.call_tool("echo", arguments)
         cpu, wall = window.cpu, window.wall
+        await telemetry.quiet()
         recorded = telemetry.recorded(points) if describe else {}
     found = {
         "cpu_us": cpu / calls * 1e6,

@@ -175,12 +175,14 @@ async def _run(config: str, mode: str, calls: int, hostile: bool, describe: bool
         async with client:
             for _ in range(min(WARM, calls)):  # imports, caches, the first listing
                 await floor.call(client, "echo")
+            await telemetry.quiet()
             spans, sentry = Counts.spans, Counts.sentry
             points = telemetry.points() if describe else {}
             with Window(callgrind) as window:
                 for i in range(calls):
                     await floor.call(client, f"tool_{i}" if hostile else "echo")
             cpu, wall = window.cpu, window.wall
+            await telemetry.quiet()
             recorded = telemetry.recorded(points) if describe else {}  # before the session's close records its own
     return {
         "cpu_us": cpu / calls * 1e6,

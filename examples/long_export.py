@@ -57,7 +57,8 @@ def create_server() -> MCPServer:
 async def main() -> None:
     provider = TracerProvider()
     provider.add_span_processor(PrintWhenEnded())
-    mcpobs.instrument(tracer_provider=provider)
+    # A progress message is text the tool wrote: recorded only when you opt in (docs/privacy.md).
+    mcpobs.instrument(tracer_provider=provider, record_progress_messages=True)
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         print(f"+{time.monotonic() - START:.2f}s  client heard progress {progress:g}/{total:g}", flush=True)

@@ -28,6 +28,19 @@ class Counts:
     """The configuration's metric reader, for `--describe-spans` to say what was recorded."""
 
 
+async def quiet(longest: float = 2.0) -> None:
+    """Wait until no span has ended for 50 ms (at most `longest` s). Over HTTP a server ends a call's
+    span once its answer is written, a moment after its client has it: a warm-up call's span ending
+    inside the measured window would count as the window's (1.2 spans per call seen under load)."""
+    import anyio
+
+    last, waited = -1, 0.0
+    while Counts.spans != last and waited < longest:
+        last = Counts.spans
+        await anyio.sleep(0.05)
+        waited += 0.05
+
+
 def providers(config: str, describe: bool = False):
     """The tracer and meter providers of an overhead configuration (by its name in overhead.py's CONFIGS)."""
     from opentelemetry import trace
