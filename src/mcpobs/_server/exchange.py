@@ -82,9 +82,9 @@ def after_reply(settle: Callable[[bool], None], request: Any = None, request_id:
     exchange = by_scope.get(id(scope)) if scope is not None else current.get()
     stream = current.get() if exchange is None or exchange.ended else None
     if stream is not None and stream.answers is not None and request_id is not None:
-        if stream.over or stream.left:
+        if stream.over:  # its end settled what it held (it cancels the session's handlers too)
             return False
-        stream.answers[str(request_id)] = settle
+        stream.answers[str(request_id)] = settle  # a client gone already: settled unwritten at its end
         return True
     if exchange is None or exchange.over or exchange.ended or exchange.settle is not None:
         return False
