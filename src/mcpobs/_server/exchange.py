@@ -113,14 +113,14 @@ def settle(exchange: Exchange) -> None:
     settle = exchange.settle
     if settle is not None:
         exchange.settle = None
-        with guarded("server reply"):
-            settle(exchange.written)
+        settled(settle, exchange.written)
     if exchange.over and exchange.answers:
         while exchange.answers:
             settled(exchange.answers.popitem()[1], False)
 
 
 def settled(settle: Callable[[bool], None], written: bool) -> None:
+    """Run one request's `settle`; an error in it is mcpobs's, contained here."""
     with guarded("server reply"):
         settle(written)
 
