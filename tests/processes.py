@@ -79,6 +79,29 @@ def wait_for_port(port: int, process: subprocess.Popen, what: str, timeout: floa
             time.sleep(0.05)
 
 
+def wait_for_http(port: int, process: subprocess.Popen, what: str, timeout: float = 60) -> None:
+    """Wait until a worker of `process` answers HTTP on `port` (any status, at a path off the MCP endpoint).
+
+    A server with workers (gunicorn, `uvicorn --workers`, granian, hypercorn) listens in its main
+    process before a worker has imported the app, so the port alone says nothing. A client that
+    connects then waits in the backlog, and the mcp 2.x client, whose `server/discover` probe
+    gives up after 10 s, falls back to a 2025-11-25 session that the other worker does not know
+    ("Session not found" on a later call: a loaded CI run saw it under gunicorn).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as conn:
+                conn.sendall(b"GET /ready HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+                if conn.recv(12).startswith(b"HTTP/"):
+                    return
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not answer HTTP on {port} (exit {process.poll()})")
+        time.sleep(0.05)
+
+
 def _default_signals() -> None:  # in the child, between fork and exec
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGQUIT, signal.SIG_DFL)

@@ -29,7 +29,7 @@ import anyio
 from exiting import exporting_to
 from mcp import Client
 from otlp_receiver import OtlpReceiver
-from processes import free_port, start, wait_for_port
+from processes import free_port, start, wait_for_http
 
 from mcpobs import semconv as S
 
@@ -202,7 +202,7 @@ def serve(
         command = [*commands(shape, port, tmp_path), *options]
         process = start(command, cwd=tmp_path, env=env, stdout=stderr, stderr=stderr)
     try:
-        wait_for_port(port, process, shape, timeout=60)
+        wait_for_http(port, process, shape)
         yield Served(process, f"http://127.0.0.1:{port}/mcp", err)
     finally:
         if process.poll() is None:

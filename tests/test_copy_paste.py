@@ -24,7 +24,7 @@ import pytest
 from exiting import exporting_to
 from mcp import Client
 from otlp_receiver import OtlpReceiver
-from processes import free_port, start, wait_for_port
+from processes import free_port, start, wait_for_http
 
 from mcpobs import semconv as S
 
@@ -96,7 +96,7 @@ def test_each_line_serves_each_module_and_its_worker_exports(words, module, tmp_
         with log.open("w") as out:
             process = start(command, cwd=tmp_path, env=env, stdout=out, stderr=out)
         try:
-            wait_for_port(port, process, " ".join(command), timeout=60)
+            wait_for_http(port, process, " ".join(command))
             assert anyio.run(one_call, f"http://127.0.0.1:{port}/mcp") == "delivered"
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline:
