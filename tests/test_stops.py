@@ -39,7 +39,7 @@ from exiting import exporting_to
 from mcp import Client
 from opentelemetry.trace import SpanKind, StatusCode
 from otlp_receiver import OtlpReceiver
-from processes import free_port, start, wait_for_port
+from processes import free_port, start, wait_for_http
 from shapes import APP, BIN, NOT_BEFORE_THE_END, Served, serve
 
 from mcpobs import semconv as S
@@ -243,7 +243,7 @@ async def test_a_client_in_a_web_app_under_uvicorn_workers_exports_every_call_at
         err = (tmp_path / "stderr.txt").open("w")
         process = start(command, cwd=tmp_path, env=exporting_to(receiver.port, **NOT_BEFORE_THE_END), stderr=err)
         try:
-            wait_for_port(port, process, "uvicorn", timeout=60)
+            wait_for_http(port, process, "uvicorn --workers 2")
 
             async def one(i: int, http: httpx2.AsyncClient) -> None:
                 await anyio.sleep(0.05 * i)
