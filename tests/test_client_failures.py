@@ -318,6 +318,32 @@ async def test_a_discover_answer_the_client_cannot_use_is_a_fallback(mcpobs_tele
     assert handshake.attributes[S.OUTCOME] == "ok"
 
 
+async def test_a_probe_never_answered_stays_a_timeout_though_the_client_falls_back(mcpobs_telemetry, monkeypatch):
+    """The SDK gives up `server/discover` (10 s; 0.3 s here) and falls back to `initialize`: no
+    refusal said "older revision", so the probe is not `ok` (CI saw it while gunicorn's workers booted)."""
+    import mcp.client.session
+
+    monkeypatch.setattr(mcp.client.session, "DISCOVER_TIMEOUT_SECONDS", 0.3)
+    app = create_server().streamable_http_app()
+
+    async def slow_probe(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"mcp-method") == b"server/discover":
+            await anyio.sleep(1.0)  # long after the client stopped waiting
+        await app(scope, receive, send)
+
+    with serve_http(slow_probe) as base_url:
+        async with Client(base_url + "/mcp") as client:
+            await client.list_tools()
+    (probe,) = client_spans(mcpobs_telemetry, "server/discover")
+    (handshake,) = client_spans(mcpobs_telemetry, "initialize")
+    assert outcome_of(probe)[:3] == ("server_error", None, S.TIMEOUT)
+    assert probe.attributes[S.SESSION_FALLBACK] is True
+    assert probe.status.status_code is StatusCode.ERROR
+    assert (handshake.attributes[S.OUTCOME], handshake.attributes[S.SESSION_FALLBACK]) == ("ok", True)
+    failed = {S.MCP_METHOD_NAME: "server/discover", S.OUTCOME: "server_error", S.ERROR_TYPE: S.TIMEOUT}
+    assert mcpobs_telemetry.total(REQUESTS, failed) == 1
+
+
 async def test_a_failed_legacy_negotiation_is_not_an_ok_initialize(mcpobs_telemetry):
     server = create_server()
     app = handshake_proxy(server.streamable_http_app(), None, initialize_version="1999-01-01")

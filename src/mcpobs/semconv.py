@@ -787,7 +787,8 @@ SESSION_NEGOTIATED_VERSION: Final = _attr(
 )
 SESSION_FALLBACK: Final = _attr(
     "mcpobs.session.fallback",
-    "`true` when the server refused the `server/discover` probe and the client fell back to `initialize`.",
+    "`true` when the client fell back to `initialize`: the server refused the `server/discover` probe, "
+    "answered it with no revision the client speaks, or never answered it (the probe then ends a timeout).",
     _M,
     _NEGOTIATION,
 )
@@ -1583,7 +1584,8 @@ GENERAL_DEVIATIONS: Final = (
         "a refused server/discover probe is ok when the fallback succeeds",
         "An older server refuses the probe with a JSON-RPC error (-32601, or HTTP 400); that is how it "
         "says which era it speaks. When initialize then succeeds, the probe ends ok with "
-        "mcpobs.session.fallback=true instead of failing every connection to an older server.",
+        "mcpobs.session.fallback=true instead of failing every connection to an older server. A probe "
+        "never answered (the SDK gives up after 10 s, then falls back) was no refusal: it stays a timeout.",
     ),
     (
         "`_OTHER` for error codes outside the specs",

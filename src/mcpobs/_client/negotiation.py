@@ -5,8 +5,10 @@ Streamable HTTP, which the SDK reads as -32000) and the SDK falls back to `initi
 designed. The refusal is how an older server says which era it speaks, not a failed request.
 So while `negotiate_auto` runs, the probe's span is held (its end time kept). When the
 connection settles, a refused probe ends `ok` with `mcpobs.session.fallback` if the fallback
-succeeded, and keeps its own outcome if it did not; the span that concluded the negotiation
-(`initialize`, or the probe the client adopted) carries `mcpobs.session.negotiated_version`.
+succeeded, and keeps its own outcome if it did not. A probe never answered (the SDK gives up after
+10 s and falls back all the same, say while a server's workers still boot) is no refusal: it stays
+a timeout, with the fallback flag. The span that concluded the negotiation (`initialize`, or the
+probe the client adopted) carries `mcpobs.session.negotiated_version`.
 """
 
 from __future__ import annotations
@@ -26,12 +28,11 @@ from mcpobs.semconv import Outcome
 class Negotiation:
     """One `negotiate_auto`: it claims the session's `server/discover` and `initialize` calls."""
 
-    __slots__ = ("held", "refused", "session", "settled")
+    __slots__ = ("held", "session", "settled")
 
     def __init__(self, session: Any) -> None:
         self.session = session
         self.held: list[tuple[ClientCall, BaseException | None, int]] = []
-        self.refused = False
         self.settled = False
 
     def annotate(self, call: ClientCall, result: Any, attrs: dict[str, Any]) -> None:
@@ -44,8 +45,6 @@ class Negotiation:
         if call.method != "server/discover" or self.settled:
             return False
         self.held.append((call, exc, time.time_ns()))
-        if call.cls is not None and call.cls.outcome is not Outcome.OK:
-            self.refused = True
         return True
 
     def settle(self, connected: bool) -> None:
@@ -57,13 +56,14 @@ class Negotiation:
             cls = call.cls
             attrs: dict[str, Any] = {}
             with guarded("negotiation attributes"):
-                if cls is not None and cls.outcome is not Outcome.OK and fell_back:
-                    # the refusal said "older revision": keep its code, not the failure
-                    cls = Classification(Outcome.OK, None, None, cls.rpc_code)
-                    exc = None
+                if cls is not None and fell_back:
+                    # answered with no revision the client speaks, refused, or never answered
                     attrs[S.SESSION_FALLBACK] = True
-                elif cls is not None and cls.outcome is Outcome.OK and fell_back:
-                    attrs[S.SESSION_FALLBACK] = True  # answered, but with no revision the client speaks
+                    if cls.outcome is not Outcome.OK and cls.sample:
+                        # the refusal said "older revision": keep its code, not the failure
+                        cls = Classification(Outcome.OK, None, None, cls.rpc_code)
+                        exc = None
+                    # a probe the server never answered (the client's 10 s timeout) stays a timeout
                 elif cls is not None and cls.outcome is Outcome.OK and connected:
                     attrs[S.SESSION_FALLBACK] = False
                     attrs[S.SESSION_NEGOTIATED_VERSION] = bounded_version(getattr(session, "protocol_version", None))
