@@ -20,7 +20,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,15 +68,12 @@ def free_port() -> int:
 
 def wait_for_port(port: int, process: subprocess.Popen, what: str, timeout: float = 15) -> None:
     """Wait until `process` accepts connections on `port`; fail fast if it exits first."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{what} did not listen on {port} (exit {process.poll()})") from None
-            time.sleep(0.05)
+
+    def listens() -> bool:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+
+    _wait(listens, process, f"{what} did not listen on {port}", timeout)
 
 
 def wait_for_http(port: int, process: subprocess.Popen, what: str, timeout: float = 60) -> None:
@@ -88,17 +85,24 @@ def wait_for_http(port: int, process: subprocess.Popen, what: str, timeout: floa
     gives up after 10 s, falls back to a 2025-11-25 session that the other worker does not know
     ("Session not found" on a later call: a loaded CI run saw it under gunicorn).
     """
+
+    def answers() -> bool:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as conn:
+            conn.sendall(b"GET /ready HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+            return conn.recv(12).startswith(b"HTTP/")
+
+    _wait(answers, process, f"{what} did not answer HTTP on {port}", timeout)
+
+
+def _wait(ready: Callable[[], bool], process: subprocess.Popen, failure: str, timeout: float) -> None:
+    """Poll `ready` (an OSError is a no) until it says yes; fail fast if `process` exits first."""
     deadline = time.monotonic() + timeout
     while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as conn:
-                conn.sendall(b"GET /ready HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
-                if conn.recv(12).startswith(b"HTTP/"):
-                    return
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            if ready():
+                return
         if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"{what} did not answer HTTP on {port} (exit {process.poll()})")
+            raise RuntimeError(f"{failure} (exit {process.poll()})")
         time.sleep(0.05)
 
 

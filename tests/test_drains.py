@@ -238,7 +238,8 @@ async def test_a_grace_shorter_than_the_calls_stops_them_the_same_on_both_sides(
             # `wait_closed`): a worker's calls run to their end and answer, `ok` on both sides. With two
             # workers, calls all on one are cut when the idle one exits (SIGTERMed: `stopped`); calls on
             # both run to their end. Either is what happened: the two sides and the counts must agree.
-            ended = Counter(s for s in result.got if s == OK) + Counter({STOPPED: IN_FLIGHT - result.got.count(OK)})
+            answered = result.got.count(OK)
+            ended = +Counter({OK: answered, STOPPED: IN_FLIGHT - answered})
             assert result.client == +ended, result.line()
             assert result.server == Counter({OK: result.finished}) + ended, result.line()
             assert result.counts == {OK: result.finished + ended[OK], STOPPED: ended[STOPPED]}, result.line()
